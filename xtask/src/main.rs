@@ -1,0 +1,165 @@
+//! `cargo xtask`: the project's build, test, demo and bench driver
+//! (the matklad xtask convention: plain Rust, no extra tools to install first).
+//!
+//! * `cargo xtask test`  — installs what is missing, then runs every test layer.
+//! * `cargo xtask demo`  — builds the package and the demo app and serves them.
+//! * `cargo xtask build` — builds the npm package (per wasm-pack.toml) and the demo.
+//! * `cargo xtask bench` — runs the benchmarks.
+//! * `cargo xtask setup` — only installs what is missing.
+//! * `cargo xtask fuzz [SECONDS]` — runs the cargo-fuzz targets for a while.
+
+mod cmd;
+mod package;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use cmd::{run, Cmd};
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        Some("demo") => demo(),
+        Some("build") => tools::ensure_all().and_then(|_| build()),
+        Some("bench") => bench(),
+        Some("setup") => tools::ensure_all().map(|_| ()),
+        Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        _ => Err(
+            "usage: cargo xtask <test|demo|build|bench|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
+                .into(),
+        ),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn section(title: &str) {
+    eprintln!("\n==> {title}");
+}
+
+fn test() -> Result {
+    let tools = tools::ensure_all()?;
+    let root = root();
+
+    section("layer 1: native tests (cargo test --workspace)");
+    run(Cmd::new("cargo").args(["test", "--workspace"]).dir(&root))?;
+
+    section("layer 2: browser tests (wasm-pack test, headless Chromium)");
+    let mut wasm_test = Cmd::new("wasm-pack").args(["test", "--headless", "--chrome"]);
+    wasm_test = wasm_test.arg("--chromedriver").arg(&tools.chromedriver);
+    wasm_test = wasm_test.arg("--").args(browser_test_targets(&root)?);
+    run(wasm_test.dir(&root).env("WASM_BINDGEN_TEST_TIMEOUT", "120"))?;
+
+    section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
+    build()?;
+    let tsc = root.join("www/node_modules/.bin/tsc");
+    run(Cmd::new(&tsc)
+        .args(["--project", "tests/ts-consumer/tsconfig.json"])
+        .dir(&root))?;
+    run(Cmd::new(&tsc)
+        .args(["--project", "www/tsconfig.json"])
+        .dir(&root))?;
+
+    section("layer 4: the JS API in Chromium, bundled by Vite and as a plain module");
+    run(Cmd::new("node").args(["tests/e2e/run.mjs"]).dir(&root))?;
+
+    eprintln!("\nxtask: every test layer passed");
+    Ok(())
+}
+
+/// `--test NAME` for every browser test file (`tests/web_*.rs`).
+fn browser_test_targets(root: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("tests"))
+        .map_err(|e| format!("cannot list tests/: {e}"))?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter_map(|name| Some(name.strip_suffix(".rs")?.to_owned()))
+        .filter(|name| name.starts_with("web_"))
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .flat_map(|n| ["--test".to_owned(), n])
+        .collect())
+}
+
+/// Builds every output of the wasm-pack.toml matrix and the demo app.
+fn build() -> Result {
+    let root = root();
+    // www/node_modules also holds the JS tools of the build (wasm-opt, tsc).
+    section("npm packages (www/)");
+    tools::npm_ci(&root.join("www"))?;
+    section("building the npm package (wasm-pack.toml matrix)");
+    package::build_matrix(&root)?;
+    section("building the demo app (www/, Vite)");
+    run(Cmd::new("npm").args(["run", "build"]).dir(root.join("www")))
+}
+
+fn demo() -> Result {
+    tools::ensure_all()?;
+    build()?;
+    let root = root();
+    section("serving the demo at http://127.0.0.1:8787 (Ctrl-C stops it)");
+    eprintln!(
+        "To chat with a real model, set an OpenAI-compatible upstream first, e.g.\n  ATELIER_UPSTREAM_URL=https://api.openai.com/v1 ATELIER_UPSTREAM_KEY=sk-... cargo xtask demo\n  ATELIER_UPSTREAM_URL=http://127.0.0.1:11434/v1 cargo xtask demo   # local Ollama"
+    );
+    run(Cmd::new("cargo")
+        .args([
+            "run",
+            "--release",
+            "--package",
+            "atelier-proxy",
+            "--",
+            "--static-dir",
+        ])
+        .arg(root.join("www/dist"))
+        .dir(&root))
+}
+
+fn bench() -> Result {
+    let root = root();
+    section("Adit benchmarks (criterion)");
+    run(Cmd::new("cargo")
+        .args(["bench", "--bench", "adit"])
+        .dir(&root))
+}
+
+fn fuzz(seconds: Option<&str>) -> Result {
+    let seconds: u64 = seconds
+        .unwrap_or("60")
+        .parse()
+        .map_err(|_| "fuzz takes a number of seconds")?;
+    let root = root();
+    tools::ensure_cargo_fuzz()?;
+    for target in ["adit_parse", "adit_apply"] {
+        section(&format!("fuzzing {target} for {seconds} s"));
+        run(Cmd::new("cargo")
+            .args([
+                "fuzz",
+                "run",
+                target,
+                "--",
+                &format!("-max_total_time={seconds}"),
+            ])
+            .dir(root.join("fuzz"))
+            // cargo-fuzz needs nightly flags; the machine has only stable Rust.
+            .env("RUSTC_BOOTSTRAP", "1"))?;
+    }
+    Ok(())
+}
