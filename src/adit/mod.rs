@@ -20,7 +20,8 @@
 //! let reply = "<<<<<<< SEARCH\nprintln!(\"hi\");\n=======\nprintln!(\"hello\");\n>>>>>>> REPLACE\n";
 //! let applied = apply_search_replace(doc, reply).unwrap();
 //! assert_eq!(applied.text, "fn main() {\n    println!(\"hello\");\n}\n");
-//! assert_eq!(applied.reports[0].level, MatchLevel::Exact);
+//! // A block holds whole lines; this one is found with its indentation trimmed.
+//! assert_eq!(applied.reports[0].level, MatchLevel::Trimmed);
 //! ```
 
 mod engine;
