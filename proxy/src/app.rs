@@ -1,38 +1,137 @@
-//! Routes of the proxy.
+//! The proxy's state and routes.
 
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, State as AxumState};
+use axum::http::{header, HeaderValue, Method};
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::json;
+use axum::{middleware, Json, Router};
+use serde_json::{json, Value};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 
-use crate::Settings;
+use crate::limit::RateLimiter;
+use crate::settings::{non_empty, Settings};
+use crate::upstream::{redact_url, Upstream};
+use crate::{chat, limit, log, web};
 
-pub fn router(settings: Settings) -> Router {
-    let index = settings.static_dir.join("index.html");
-    Router::new()
+/// Everything the handlers share.
+pub struct AppState {
+    pub upstream: Option<Upstream>,
+    pub http: reqwest::Client,
+    pub search_url: Option<String>,
+    pub search_key: Option<String>,
+    pub client_token: Option<String>,
+    pub limiter: RateLimiter,
+    pub open_url_allow: Vec<SocketAddr>,
+    allowed_origins: Vec<String>,
+    static_dir: PathBuf,
+    body_limit: usize,
+}
+
+/// The state, built once at start.
+pub struct State(Arc<AppState>);
+
+impl State {
+    pub async fn new(settings: Settings) -> Result<State, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(Duration::from_secs(settings.upstream_timeout))
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let upstream = Upstream::resolve(&settings).await;
+        Ok(State(Arc::new(AppState {
+            upstream,
+            http,
+            search_url: non_empty(&settings.search_url).map(str::to_owned),
+            search_key: non_empty(&settings.search_key).map(str::to_owned),
+            client_token: non_empty(&settings.client_token).map(str::to_owned),
+            limiter: RateLimiter::new(settings.rate_limit),
+            open_url_allow: settings.open_url_allow.clone(),
+            allowed_origins: settings
+                .allowed_origins
+                .iter()
+                .map(|o| o.trim().to_owned())
+                .filter(|o| !o.is_empty())
+                .collect(),
+            static_dir: settings.static_dir.clone(),
+            body_limit: settings.body_limit,
+        })))
+    }
+
+    /// Prints what is configured (never a key).
+    pub fn describe(&self, addr: &str) {
+        let s = &self.0;
+        eprintln!(
+            "atelier-proxy: listening on http://{addr}, serving {}",
+            s.static_dir.display()
+        );
+        match &s.upstream {
+            Some(u) => eprintln!("atelier-proxy: LLM upstream {} ({})", u.display_base(), u.source),
+            None => eprintln!(
+                "atelier-proxy: no LLM upstream: chat answers 503. Set ATELIER_UPSTREAM_URL (and ATELIER_UPSTREAM_KEY), e.g.\n  \
+                 ATELIER_UPSTREAM_URL=https://api.openai.com/v1 ATELIER_UPSTREAM_KEY=sk-...\n  \
+                 ATELIER_UPSTREAM_URL=https://openrouter.ai/api/v1 ATELIER_UPSTREAM_KEY=sk-or-...\n  \
+                 ATELIER_UPSTREAM_URL=http://127.0.0.1:11434/v1   (local Ollama)"
+            ),
+        }
+        if s.search_url.is_none() {
+            eprintln!("atelier-proxy: no search API (ATELIER_SEARCH_URL): web search answers 503");
+        }
+    }
+}
+
+pub fn router(State(state): State) -> Router {
+    let api = Router::new()
+        .route("/api/chat", post(chat::completions))
+        .route("/v1/chat/completions", post(chat::completions))
+        .route("/api/tools/web-search", post(web::search))
+        .route("/api/tools/open-url", post(web::open_url))
+        .route_layer(middleware::from_fn_with_state(state.clone(), limit::guard))
         .route("/api/health", get(health))
-        .route("/api/chat", post(chat_unconfigured))
-        .route("/v1/chat/completions", post(chat_unconfigured))
-        .fallback_service(ServeDir::new(&settings.static_dir).fallback(ServeFile::new(index)))
+        .layer(DefaultBodyLimit::max(state.body_limit));
+    let api = match cors(&state.allowed_origins) {
+        Some(layer) => api.layer(layer),
+        None => api,
+    };
+    let index = state.static_dir.join("index.html");
+    api.fallback_service(ServeDir::new(&state.static_dir).fallback(ServeFile::new(index)))
+        .layer(middleware::from_fn(log::requests))
+        .with_state(state)
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(
-        json!({ "status": "ok", "upstream": { "configured": false }, "version": env!("CARGO_PKG_VERSION") }),
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()))
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+            .expose_headers([header::RETRY_AFTER])
+            .max_age(Duration::from_secs(600)),
     )
 }
 
-async fn chat_unconfigured() -> Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        Json(json!({
-            "error": {
-                "type": "upstream_not_configured",
-                "message": "No LLM is configured on this proxy: this build serves the app and its offline features only."
-            }
-        })),
-    )
-        .into_response()
+async fn health(AxumState(state): AxumState<Arc<AppState>>) -> Json<Value> {
+    let upstream = state.upstream.as_ref().map(|u| {
+        json!({ "url": u.display_base(), "source": u.source, "models": { "main": u.model_main, "sub": u.model_sub } })
+    });
+    Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "chat": { "configured": upstream.is_some(), "upstream": upstream },
+        "search": { "configured": state.search_url.is_some(), "url": state.search_url.as_deref().map(redact_url) },
+        "clientTokenRequired": state.client_token.is_some(),
+    }))
 }

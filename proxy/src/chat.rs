@@ -1,0 +1,198 @@
+//! `/api/chat` and `/v1/chat/completions`: OpenAI Chat Completions passed
+//! through to the upstream with the server-side key. Streaming answers are
+//! forwarded chunk by chunk as they arrive (never buffered); upstream errors
+//! become JSON errors with the upstream's status.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::error::ProxyError;
+use crate::log::UpstreamLatency;
+use crate::upstream::Upstream;
+
+/// Largest upstream error body read to build the error message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+pub async fn completions(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
+    match forward(&state, body).await {
+        Ok(response) => response,
+        Err((err, latency)) => {
+            let mut response = err.into_response();
+            if let Some(l) = latency {
+                response.extensions_mut().insert(l);
+            }
+            response
+        }
+    }
+}
+
+type Failure = (ProxyError, Option<UpstreamLatency>);
+
+async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
+    let Some(upstream) = state.upstream.as_ref() else {
+        return Err((not_configured(), None));
+    };
+    let mut request: Value = serde_json::from_slice(&body).map_err(|e| {
+        (
+            ProxyError::bad_request(format!("the body is not JSON: {e}")),
+            None,
+        )
+    })?;
+    let Some(fields) = request.as_object_mut() else {
+        return Err((
+            ProxyError::bad_request("the body must be a JSON object"),
+            None,
+        ));
+    };
+    let requested = fields.get("model").and_then(Value::as_str);
+    match upstream.model_for(requested) {
+        Some(model) => {
+            fields.insert("model".into(), Value::String(model));
+        }
+        None => {
+            return Err((
+                ProxyError::bad_request("no `model` given and no main model configured"),
+                None,
+            ))
+        }
+    }
+
+    let mut call = state
+        .http
+        .post(format!("{}/chat/completions", upstream.base))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(serde_json::to_vec(&request).unwrap_or_default());
+    if let Some(key) = upstream.key() {
+        call = call.bearer_auth(key);
+    }
+    let started = Instant::now();
+    let answer = call.send().await;
+    let latency = UpstreamLatency(started.elapsed());
+    let answer = answer.map_err(|e| (unreachable(upstream, &e), Some(latency)))?;
+
+    let status = answer.status();
+    if !status.is_success() {
+        return Err((upstream_error(upstream, answer).await, Some(latency)));
+    }
+    let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
+    let is_stream = content_type
+        .as_ref()
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let redactor = upstream.clone();
+    let chunks = answer.bytes_stream().map(move |chunk| {
+        chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string())))
+    });
+    let mut response = Response::new(Body::from_stream(chunks));
+    *response.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        content_type.unwrap_or_else(|| HeaderValue::from_static("application/json")),
+    );
+    if is_stream {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    }
+    response.extensions_mut().insert(latency);
+    Ok(response)
+}
+
+fn not_configured() -> ProxyError {
+    ProxyError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "upstream_not_configured",
+        "No LLM is configured on the proxy. Restart it with ATELIER_UPSTREAM_URL set to an OpenAI-compatible base URL \
+         (e.g. https://api.openai.com/v1 with ATELIER_UPSTREAM_KEY, or http://127.0.0.1:11434/v1 for a local Ollama).",
+    )
+}
+
+fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
+    let (status, kind) = if e.is_timeout() {
+        (StatusCode::GATEWAY_TIMEOUT, "upstream_timeout")
+    } else {
+        (StatusCode::BAD_GATEWAY, "upstream_unreachable")
+    };
+    let detail = upstream.redact(&e.to_string());
+    ProxyError::new(
+        status,
+        kind,
+        format!(
+            "cannot reach the LLM upstream at {}: {detail}",
+            upstream.display_base()
+        ),
+    )
+}
+
+/// Maps an upstream error answer to a JSON error with the same status.
+async fn upstream_error(upstream: &Upstream, answer: reqwest::Response) -> ProxyError {
+    let status = answer.status();
+    let retry_after = answer.headers().get(header::RETRY_AFTER).cloned();
+    let mut body = Vec::new();
+    let mut stream = answer.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_BODY_LIMIT {
+            body.truncate(ERROR_BODY_LIMIT);
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&body);
+    let message = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| {
+            let m = v
+                .pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .or_else(|| v.get("message"))?;
+            Some(
+                m.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| m.to_string()),
+            )
+        })
+        .unwrap_or_else(|| text.trim().chars().take(500).collect());
+    let message = upstream.redact(&message);
+    let lower = message.to_lowercase();
+    let kind = match status.as_u16() {
+        400 if lower.contains("context")
+            && (lower.contains("length") || lower.contains("window")) =>
+        {
+            "context_length_exceeded"
+        }
+        400 if lower.contains("response_format")
+            || lower.contains("json_schema")
+            || lower.contains("structured") =>
+        {
+            "structured_output_unsupported"
+        }
+        400 | 422 => "bad_request",
+        401 | 403 => "upstream_auth",
+        404 => "not_found",
+        408 | 504 => "upstream_timeout",
+        413 => "request_too_large",
+        429 => "rate_limited",
+        _ => "upstream_error",
+    };
+    let message = if message.is_empty() {
+        format!("the upstream answered {status}")
+    } else {
+        message
+    };
+    let mut err = ProxyError::new(
+        StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY),
+        kind,
+        message,
+    );
+    err.upstream_status = Some(status.as_u16());
+    err.retry_after = retry_after.and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok());
+    err
+}

@@ -1,0 +1,85 @@
+//! Settings: each is a CLI flag with a matching `ATELIER_*` environment
+//! variable. Keys are never printed (clap hides their values in `--help`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser};
+
+/// How atelier-proxy is configured.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "atelier-proxy", version, about)]
+pub struct Settings {
+    /// Address to listen on.
+    #[arg(long, env = "ATELIER_BIND", default_value = "127.0.0.1:8787")]
+    pub bind: SocketAddr,
+
+    /// Base URL of an OpenAI-compatible API (OpenAI, OpenRouter, Gemini, Anthropic,
+    /// Ollama, llama.cpp, vLLM...), e.g. http://127.0.0.1:11434/v1.
+    #[arg(long, env = "ATELIER_UPSTREAM_URL")]
+    pub upstream_url: Option<String>,
+
+    /// API key sent to the upstream as a bearer token.
+    #[arg(long, env = "ATELIER_UPSTREAM_KEY", hide_env_values = true)]
+    pub upstream_key: Option<String>,
+
+    /// Model the alias "main" stands for.
+    #[arg(long, env = "ATELIER_MODEL_MAIN")]
+    pub model_main: Option<String>,
+
+    /// Model the alias "sub" stands for (cheap, fast tasks: routing, summaries).
+    #[arg(long, env = "ATELIER_MODEL_SUB")]
+    pub model_sub: Option<String>,
+
+    /// Tavily-compatible search endpoint (POST {query, max_results}).
+    #[arg(long, env = "ATELIER_SEARCH_URL")]
+    pub search_url: Option<String>,
+
+    /// Key of the search API.
+    #[arg(long, env = "ATELIER_SEARCH_KEY", hide_env_values = true)]
+    pub search_key: Option<String>,
+
+    /// Origins allowed to call the API cross-origin (comma-separated, or "*").
+    /// Empty: same-origin only.
+    #[arg(long, env = "ATELIER_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+
+    /// Bearer token clients must send on /api and /v1 (optional).
+    #[arg(long, env = "ATELIER_CLIENT_TOKEN", hide_env_values = true)]
+    pub client_token: Option<String>,
+
+    /// Directory of the built demo app served at `/`.
+    #[arg(long, env = "ATELIER_STATIC_DIR", default_value = "www/dist")]
+    pub static_dir: PathBuf,
+
+    /// Requests per minute per client IP on /api and /v1 (0 turns the limit off).
+    #[arg(long, env = "ATELIER_RATE_LIMIT", default_value_t = 120)]
+    pub rate_limit: u32,
+
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "ATELIER_BODY_LIMIT", default_value_t = 8 * 1024 * 1024)]
+    pub body_limit: usize,
+
+    /// Seconds to wait for an upstream's response headers (and between streamed chunks).
+    #[arg(long, env = "ATELIER_UPSTREAM_TIMEOUT", default_value_t = 120)]
+    pub upstream_timeout: u64,
+
+    /// With no upstream set, look for a local OpenAI-compatible server on its
+    /// usual loopback port (Ollama 11434, llama.cpp 8080, LM Studio 1234).
+    #[arg(long, env = "ATELIER_AUTODETECT", default_value_t = true, action = ArgAction::Set)]
+    pub autodetect: bool,
+
+    /// Test-only: socket addresses open-url may fetch although they are not public.
+    #[arg(
+        long,
+        env = "ATELIER_OPEN_URL_ALLOW",
+        value_delimiter = ',',
+        hide = true
+    )]
+    pub open_url_allow: Vec<SocketAddr>,
+}
+
+/// An empty environment variable means "not set".
+pub fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
