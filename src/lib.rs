@@ -5,8 +5,15 @@
 //!
 //! * [`adit`]: the deterministic text edit engine (SEARCH/REPLACE blocks and
 //!   structured edits, applied atomically through a progressive matching ladder).
+//! * [`llm`]: OpenAI-compatible types, the `ChatModel` abstraction, SSE
+//!   streaming, retries and structured output (the proxy client on wasm).
+//! * [`cancel`]: cooperative cancellation; [`platform`]: clock, randomness
+//!   and sleep shims for the browser and native builds.
 
 pub mod adit;
+pub mod cancel;
+pub mod llm;
+pub mod platform;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

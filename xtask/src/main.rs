@@ -10,6 +10,7 @@
 
 mod cmd;
 mod package;
+mod services;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -61,11 +62,34 @@ fn test() -> Result {
     section("layer 1: native tests (cargo test --workspace)");
     run(Cmd::new("cargo").args(["test", "--workspace"]).dir(&root))?;
 
+    section("layer 1b: the official openai Python SDK against the proxy");
+    let python = tools::python_env(&root)?;
+    run(Cmd::new("cargo")
+        .args(["build", "--package", "atelier-proxy"])
+        .dir(&root))?;
+    run(Cmd::new(&python)
+        .args(["-m", "pytest", "-q", "tests/python"])
+        .dir(&root))?;
+
     section("layer 2: browser tests (wasm-pack test, headless Chromium)");
+    // The proxy-client tests talk to the real proxy and a scripted upstream.
+    let fake = services::fake_upstream(&root)?;
+    let proxy = services::proxy(&root, fake.port, &[("ATELIER_ALLOWED_ORIGINS", "*".into())])?;
     let mut wasm_test = Cmd::new("wasm-pack").args(["test", "--headless", "--chrome"]);
     wasm_test = wasm_test.arg("--chromedriver").arg(&tools.chromedriver);
     wasm_test = wasm_test.arg("--").args(browser_test_targets(&root)?);
-    run(wasm_test.dir(&root).env("WASM_BINDGEN_TEST_TIMEOUT", "120"))?;
+    run(wasm_test
+        .dir(&root)
+        .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
+        .env(
+            "ATELIER_TEST_PROXY",
+            format!("http://127.0.0.1:{}/api", proxy.port),
+        )
+        .env(
+            "ATELIER_TEST_FAKE",
+            format!("http://127.0.0.1:{}", fake.port),
+        ))?;
+    drop((proxy, fake));
 
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
@@ -147,7 +171,7 @@ fn fuzz(seconds: Option<&str>) -> Result {
         .map_err(|_| "fuzz takes a number of seconds")?;
     let root = root();
     tools::ensure_cargo_fuzz()?;
-    for target in ["adit_parse", "adit_apply"] {
+    for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json"] {
         section(&format!("fuzzing {target} for {seconds} s"));
         run(Cmd::new("cargo")
             .args([

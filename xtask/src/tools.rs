@@ -153,3 +153,27 @@ pub fn npm_ci(dir: &Path) -> Result {
         .args(["ci", "--no-audit", "--no-fund"])
         .dir(dir))
 }
+
+/// A Python virtualenv in `target/pyenv` with tests/python/requirements.txt
+/// installed (skipped when its packages already import). Returns its python.
+pub fn python_env(root: &Path) -> Result<PathBuf> {
+    let env = root.join("target/pyenv");
+    let python = env.join("bin/python");
+    if !python.exists() {
+        run(Cmd::new("python3").args(["-m", "venv"]).arg(&env))?;
+    }
+    let ready = output(Cmd::new(&python).args(["-c", "import openai, pytest"])).is_some();
+    if !ready {
+        run(Cmd::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(root.join("tests/python/requirements.txt")))?;
+    }
+    Ok(python)
+}

@@ -1,0 +1,30 @@
+//! The LLM client: OpenAI-compatible message types, the [`ChatModel`]
+//! abstraction, SSE decoding and answer assembly, retries, structured output
+//! with a prompt fallback, and the implementations of [`ChatModel`]:
+//! [`ScriptedModel`] (native tests) and, in the browser, `ProxyModel`, which
+//! talks to atelier-proxy.
+
+mod error;
+mod model;
+mod retry;
+mod scripted;
+mod sse;
+mod stream;
+mod structured;
+mod types;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod proxy_client;
+
+pub use error::{LlmError, Result};
+pub use model::ChatModel;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub use proxy_client::{ProxyConfig, ProxyModel};
+pub use retry::{with_retries, AttemptError, RetryPolicy};
+pub use scripted::{ScriptedModel, Step};
+pub use sse::{EventTooLarge, SseDecoder, SseEvent, MAX_EVENT_BYTES};
+pub use stream::{parse_completion, StreamAssembler};
+pub use structured::{ask_structured, extract_json, Structured, StructuredPath};
+pub use types::{
+    ChatOutcome, ChatRequest, Delta, FunctionCall, FunctionSpec, Message, ToolCall, ToolSpec, Usage,
+};

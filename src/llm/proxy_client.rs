@@ -1,0 +1,223 @@
+//! `ProxyModel`: the browser's [`ChatModel`], talking to atelier-proxy's
+//! `/api/chat` with `fetch`. Answers are streamed (SSE) and delivered delta
+//! by delta; a [`CancelToken`] aborts the HTTP request itself (the upstream
+//! sees the disconnect); 429/5xx/network failures are retried with backoff
+//! until output has started.
+//!
+//! Uses `web-sys` directly rather than gloo-net: reading a response body as
+//! a stream needs the raw `ReadableStream` either way, and the direct calls
+//! keep the `.wasm` smaller.
+
+use std::cell::RefCell;
+
+use async_trait::async_trait;
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response,
+};
+
+use super::error::{LlmError, Result};
+use super::model::ChatModel;
+use super::retry::{with_retries, AttemptError, RetryPolicy};
+use super::sse::SseDecoder;
+use super::stream::{parse_completion, StreamAssembler};
+use super::types::{ChatOutcome, ChatRequest, Delta};
+use crate::cancel::CancelToken;
+
+/// Where the proxy is and how to talk to it.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Base URL of the proxy's API, e.g. "/api" or "https://host/api".
+    pub base_url: String,
+    /// Bearer token, when the proxy requires one (ATELIER_CLIENT_TOKEN).
+    pub client_token: Option<String>,
+    pub retry: RetryPolicy,
+}
+
+/// A [`ChatModel`] backed by atelier-proxy.
+pub struct ProxyModel {
+    config: ProxyConfig,
+}
+
+impl ProxyModel {
+    pub fn new(config: ProxyConfig) -> ProxyModel {
+        ProxyModel { config }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.config.base_url.trim_end_matches('/'), path)
+    }
+
+    async fn attempt(
+        &self,
+        body: &str,
+        sink: &RefCell<&mut dyn FnMut(Delta)>,
+        cancel: &CancelToken,
+    ) -> std::result::Result<ChatOutcome, AttemptError> {
+        let controller = AbortController::new().map_err(|e| network(&e))?;
+        {
+            let controller = controller.clone();
+            cancel.on_cancel(move || controller.abort());
+        }
+        let headers = Headers::new().map_err(|e| network(&e))?;
+        let _ = headers.set("content-type", "application/json");
+        let _ = headers.set("accept", "text/event-stream, application/json");
+        if let Some(token) = &self.config.client_token {
+            let _ = headers.set("authorization", &format!("Bearer {token}"));
+        }
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&JsValue::from_str(body));
+        init.set_signal(Some(&controller.signal()));
+        let request =
+            Request::new_with_str_and_init(&self.url("chat"), &init).map_err(|e| network(&e))?;
+        let response: Response = match JsFuture::from(fetch(&request)?).await {
+            Ok(r) => r.unchecked_into(),
+            Err(e) => return Err(failure(cancel, &e, false)),
+        };
+        if !response.ok() {
+            let retry_after = response.headers().get("retry-after").ok().flatten();
+            let text = match response.text() {
+                Ok(p) => JsFuture::from(p)
+                    .await
+                    .ok()
+                    .and_then(|t| t.as_string())
+                    .unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            return Err(
+                LlmError::from_http(response.status(), &text, retry_after.as_deref()).into(),
+            );
+        }
+        let is_stream = response
+            .headers()
+            .get("content-type")
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.starts_with("text/event-stream"));
+        if !is_stream {
+            let text = match response.text() {
+                Ok(p) => JsFuture::from(p)
+                    .await
+                    .map_err(|e| failure(cancel, &e, false))?,
+                Err(e) => return Err(failure(cancel, &e, false)),
+            };
+            return parse_completion(&text.as_string().unwrap_or_default())
+                .map_err(AttemptError::from);
+        }
+        let stream = response.body().ok_or_else(|| {
+            AttemptError::from(LlmError::MalformedResponse("an empty stream".into()))
+        })?;
+        let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        let mut decoder = SseDecoder::new();
+        let mut assembler = StreamAssembler::new();
+        loop {
+            let chunk = match JsFuture::from(reader.read()).await {
+                Ok(chunk) => chunk,
+                Err(e) => return Err(failure(cancel, &e, assembler.has_output())),
+            };
+            let done = Reflect::get(&chunk, &JsValue::from_str("done"))
+                .ok()
+                .and_then(|d| d.as_bool())
+                .unwrap_or(true);
+            if done {
+                break;
+            }
+            let bytes = Reflect::get(&chunk, &JsValue::from_str("value"))
+                .map(|v| Uint8Array::new(&v).to_vec())
+                .unwrap_or_default();
+            let events = decoder.feed(&bytes).map_err(|e| AttemptError {
+                error: LlmError::MalformedResponse(e.to_string()),
+                delivered_output: assembler.has_output(),
+            })?;
+            for event in events {
+                let mut sink = sink.borrow_mut();
+                assembler
+                    .push(&event.data, &mut **sink)
+                    .map_err(|error| AttemptError {
+                        error,
+                        delivered_output: true,
+                    })?;
+            }
+            if assembler.is_done() {
+                let _ = reader.cancel();
+                break;
+            }
+        }
+        if let Some(event) = decoder.finish() {
+            let mut sink = sink.borrow_mut();
+            assembler
+                .push(&event.data, &mut **sink)
+                .map_err(AttemptError::from)?;
+        }
+        assembler.finish().map_err(AttemptError::from)
+    }
+}
+
+fn fetch(request: &Request) -> std::result::Result<js_sys::Promise, AttemptError> {
+    let global = js_sys::global();
+    if let Some(window) = global.dyn_ref::<web_sys::Window>() {
+        return Ok(window.fetch_with_request(request));
+    }
+    if let Some(worker) = global.dyn_ref::<web_sys::WorkerGlobalScope>() {
+        return Ok(worker.fetch_with_request(request));
+    }
+    Err(LlmError::UpstreamUnavailable {
+        status: None,
+        message: "fetch is not available here".into(),
+    }
+    .into())
+}
+
+fn describe(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn network(e: &JsValue) -> AttemptError {
+    LlmError::UpstreamUnavailable {
+        status: None,
+        message: describe(e),
+    }
+    .into()
+}
+
+/// A fetch or read that failed: aborted when we cancelled, a network error otherwise.
+fn failure(cancel: &CancelToken, e: &JsValue, delivered_output: bool) -> AttemptError {
+    let error = if cancel.is_cancelled() {
+        LlmError::Aborted
+    } else {
+        LlmError::UpstreamUnavailable {
+            status: None,
+            message: format!("cannot reach the proxy: {}", describe(e)),
+        }
+    };
+    AttemptError {
+        error,
+        delivered_output,
+    }
+}
+
+#[async_trait(?Send)]
+impl ChatModel for ProxyModel {
+    async fn chat(
+        &self,
+        mut request: ChatRequest,
+        on_delta: &mut dyn FnMut(Delta),
+        cancel: &CancelToken,
+    ) -> Result<ChatOutcome> {
+        request.stream = true;
+        let body = serde_json::to_string(&request)
+            .map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
+        let sink = RefCell::new(on_delta);
+        with_retries(&self.config.retry, cancel, |_| {
+            self.attempt(&body, &sink, cancel)
+        })
+        .await
+    }
+}

@@ -1,0 +1,282 @@
+//! OpenAI Chat Completions wire types: messages (system, user, assistant with
+//! tool calls, tool results), tools with JSON Schema parameters, requests,
+//! usage, and the deltas a streamed answer is made of.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One message of a conversation, tagged by `role` as the API expects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum Message {
+    /// Instructions for the model.
+    System { content: String },
+    /// What the person (or injected context) says.
+    User { content: String },
+    /// The model's answer: text, tool calls, or both.
+    Assistant {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's result, answering one tool call.
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message::System {
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User {
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message::Assistant {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// A tool result.
+    pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Message {
+        Message::Tool {
+            tool_call_id: tool_call_id.into(),
+            content: content.into(),
+        }
+    }
+
+    /// The message's text (empty when it has none).
+    pub fn text(&self) -> &str {
+        match self {
+            Message::System { content }
+            | Message::User { content }
+            | Message::Tool { content, .. } => content,
+            Message::Assistant { content, .. } => content.as_deref().unwrap_or(""),
+        }
+    }
+
+    /// The tool calls of an assistant message (empty otherwise).
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        match self {
+            Message::Assistant { tool_calls, .. } => tool_calls,
+            _ => &[],
+        }
+    }
+}
+
+/// A call the model asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+fn function_kind() -> String {
+    "function".into()
+}
+
+impl ToolCall {
+    /// A function call with JSON arguments.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            kind: function_kind(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.to_string(),
+            },
+        }
+    }
+}
+
+/// The function part of a tool call: its name and JSON-encoded arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// JSON text, as the model wrote it (it may be malformed).
+    pub arguments: String,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionSpec,
+}
+
+/// Name, description and JSON Schema of a tool's arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A function tool.
+    pub fn function(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            kind: function_kind(),
+            function: FunctionSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters,
+            },
+        }
+    }
+}
+
+/// A Chat Completions request. `model` may be an alias ("main", "sub") that
+/// the proxy maps to a configured model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stream: bool,
+    /// Ask for token usage in the last streamed chunk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<Value>,
+}
+
+impl ChatRequest {
+    /// A request for `model` with `messages`.
+    pub fn new(model: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            model: model.into(),
+            messages,
+            ..ChatRequest::default()
+        }
+    }
+}
+
+/// Token counts reported by the upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+}
+
+/// A piece of a streamed answer, delivered as soon as it arrives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Delta {
+    /// More answer text.
+    Text { text: String },
+    /// More of tool call `index`: its id and name arrive first, then argument text.
+    ToolCall {
+        index: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        arguments: String,
+    },
+}
+
+/// A finished answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatOutcome {
+    /// The assistant message (text and/or tool calls).
+    pub message: Message,
+    /// Why the model stopped ("stop", "tool_calls", "length", ...).
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+impl ChatOutcome {
+    /// An answer of plain text.
+    pub fn text(text: impl Into<String>) -> ChatOutcome {
+        ChatOutcome {
+            message: Message::assistant(text),
+            finish_reason: Some("stop".into()),
+            usage: None,
+        }
+    }
+
+    /// An answer made of tool calls.
+    pub fn tool_calls(calls: Vec<ToolCall>) -> ChatOutcome {
+        ChatOutcome {
+            message: Message::Assistant {
+                content: None,
+                tool_calls: calls,
+            },
+            finish_reason: Some("tool_calls".into()),
+            usage: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_use_the_openai_wire_shape() {
+        let call = ToolCall::new("call_1", "web_search", &json!({"query": "x"}));
+        let messages = vec![
+            Message::system("s"),
+            Message::user("u"),
+            Message::Assistant {
+                content: None,
+                tool_calls: vec![call],
+            },
+            Message::tool("call_1", "result"),
+        ];
+        let wire = serde_json::to_value(&messages).unwrap();
+        assert_eq!(
+            wire,
+            json!([
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": "u"},
+                {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "web_search", "arguments": "{\"query\":\"x\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "result"}
+            ])
+        );
+        let back: Vec<Message> = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, messages);
+    }
+
+    #[test]
+    fn assistant_with_null_content_parses() {
+        let m: Message =
+            serde_json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []}))
+                .unwrap();
+        assert_eq!(m.text(), "");
+    }
+}

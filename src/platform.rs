@@ -1,0 +1,90 @@
+//! Platform shims, gathered in one place with one cfg spelling: the clock,
+//! randomness and sleeping differ between the browser and native builds.
+
+use std::time::Duration;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod imp {
+    use std::time::Duration;
+
+    pub fn now_ms() -> f64 {
+        js_sys::Date::now()
+    }
+
+    pub fn random_f64() -> f64 {
+        js_sys::Math::random()
+    }
+
+    pub async fn sleep(duration: Duration) {
+        let ms = duration.as_millis().min(u128::from(u32::MAX)) as u32;
+        gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+mod imp {
+    use std::cell::Cell;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    pub fn now_ms() -> f64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
+
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0x9E37_79B9_7F4A_7C15, |d| d.as_nanos() as u64) | 1,
+        );
+    }
+
+    /// xorshift64*: plenty for jitter and ids, not for secrets.
+    pub fn random_f64() -> f64 {
+        STATE.with(|s| {
+            let mut x = s.get();
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            s.set(x);
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+        })
+    }
+
+    pub async fn sleep(duration: Duration) {
+        futures_timer::Delay::new(duration).await;
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> f64 {
+    imp::now_ms()
+}
+
+/// A uniformly distributed number in `[0, 1)`.
+pub fn random_f64() -> f64 {
+    imp::random_f64()
+}
+
+/// Waits `duration` without blocking the event loop.
+pub async fn sleep(duration: Duration) {
+    imp::sleep(duration).await
+}
+
+/// A random identifier: 32 hex digits laid out as a UUID v4.
+pub fn random_id() -> String {
+    let mut words = [0u32; 4];
+    for w in &mut words {
+        *w = (random_f64() * 4_294_967_296.0) as u32;
+    }
+    words[1] = (words[1] & 0xFFFF_0FFF) | 0x4000;
+    words[2] = (words[2] & 0x3FFF_FFFF) | 0x8000_0000;
+    let hex: String = words.iter().map(|w| format!("{w:08x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

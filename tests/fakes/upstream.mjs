@@ -1,0 +1,151 @@
+// A scripted OpenAI-compatible (and Tavily-compatible) fake upstream for the
+// browser and end-to-end tests. Started on 127.0.0.1 by the test driver; it
+// prints {"port": N} on its first stdout line.
+//
+//   POST /v1/chat/completions   answers with the next scripted reply
+//   POST /search                a Tavily-style search answer
+//   POST /__script {chat: [...], search: [...]}   queues replies
+//   POST /__release             lets held streams finish
+//   POST /__reset               forgets replies, requests and counters
+//   GET  /__log                 {requests, disconnects}
+//
+// Chat replies: {type: "text", text}, {type: "tool_calls", calls: [{name, arguments}]},
+// {type: "error", status, body, headers}, {type: "hold", first, rest} (streams
+// `first`, then waits for /__release or the client leaving).
+import { createServer } from "node:http";
+
+const port = Number(process.argv[2] ?? 0);
+let chatQueue = [];
+let searchQueue = [];
+let requests = [];
+let disconnects = 0;
+let releases = [];
+
+const cors = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-headers": "content-type, authorization",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+};
+
+function send(res, status, body, headers = {}) {
+  const data = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", ...cors, ...headers });
+  res.end(data);
+}
+
+function chunk(model, delta, finish = null) {
+  return `data: ${JSON.stringify({
+    id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  })}\n\n`;
+}
+
+function completion(model, message, finish) {
+  return {
+    id: "chatcmpl-fake", object: "chat.completion", created: 0, model,
+    choices: [{ index: 0, message, finish_reason: finish }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+}
+
+function pieces(text) {
+  const chars = [...text];
+  const size = Math.max(1, Math.ceil(chars.length / 3));
+  const out = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
+}
+
+async function answerChat(req, res, body) {
+  const reply = chatQueue.shift() ?? { type: "text", text: "ok" };
+  const model = body.model ?? "fake";
+  if (reply.type === "error") {
+    send(res, reply.status ?? 500, reply.body ?? { error: { message: "scripted failure" } }, reply.headers ?? {});
+    return;
+  }
+  if (!body.stream) {
+    if (reply.type === "tool_calls") {
+      const calls = reply.calls.map((c, i) => ({ id: c.id ?? `call_${i}`, type: "function",
+        function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) } }));
+      send(res, 200, completion(model, { role: "assistant", content: null, tool_calls: calls }, "tool_calls"));
+    } else {
+      send(res, 200, completion(model, { role: "assistant", content: reply.text ?? `${reply.first ?? ""}${reply.rest ?? ""}` }, "stop"));
+    }
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...cors });
+  let finished = false;
+  res.on("close", () => { if (!finished) disconnects++; });
+  if (reply.type === "tool_calls") {
+    reply.calls.forEach((c, i) => {
+      const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
+      res.write(chunk(model, { tool_calls: [{ index: i, id: c.id ?? `call_${i}`, type: "function", function: { name: c.name, arguments: "" } }] }));
+      res.write(chunk(model, { tool_calls: [{ index: i, function: { arguments: args } }] }));
+    });
+    res.write(chunk(model, {}, "tool_calls"));
+  } else if (reply.type === "hold") {
+    res.write(chunk(model, { role: "assistant", content: reply.first ?? "" }));
+    const released = await new Promise((resolve) => {
+      releases.push(() => resolve(true));
+      res.on("close", () => resolve(false));
+    });
+    if (!released) return;
+    for (const p of pieces(reply.rest ?? "")) res.write(chunk(model, { content: p }));
+    res.write(chunk(model, {}, "stop"));
+  } else {
+    for (const p of pieces(reply.text ?? "")) res.write(chunk(model, { content: p }));
+    res.write(chunk(model, {}, "stop"));
+  }
+  res.write("data: [DONE]\n\n");
+  finished = true;
+  res.end();
+}
+
+function answerSearch(res, body) {
+  const scripted = searchQueue.shift();
+  const results = scripted ?? [
+    { title: `About ${body.query}`, url: "https://example.org/about", content: `What is known about ${body.query}.` },
+  ];
+  send(res, 200, { query: body.query, results });
+}
+
+const server = createServer(async (req, res) => {
+  if (req.method === "OPTIONS") {
+    res.writeHead(204, cors);
+    res.end();
+    return;
+  }
+  let raw = "";
+  for await (const part of req) raw += part;
+  let body = {};
+  try { body = raw ? JSON.parse(raw) : {}; } catch { body = { unparsed: raw }; }
+  const path = new URL(req.url, "http://x").pathname;
+  if (path === "/__script") {
+    chatQueue.push(...(body.chat ?? []));
+    searchQueue.push(...(body.search ?? []));
+    send(res, 200, { queued: chatQueue.length });
+  } else if (path === "/__release") {
+    const pending = releases;
+    releases = [];
+    pending.forEach((r) => r());
+    send(res, 200, { released: pending.length });
+  } else if (path === "/__reset") {
+    chatQueue = []; searchQueue = []; requests = []; disconnects = 0;
+    send(res, 200, {});
+  } else if (path === "/__log") {
+    send(res, 200, { requests, disconnects });
+  } else if (path.endsWith("/chat/completions") && req.method === "POST") {
+    requests.push({ path, authorization: req.headers.authorization ?? null, body });
+    await answerChat(req, res, body);
+  } else if (path === "/search" && req.method === "POST") {
+    requests.push({ path, authorization: req.headers.authorization ?? null, body });
+    answerSearch(res, body);
+  } else {
+    send(res, 404, { error: { message: `no route ${path}` } });
+  }
+});
+
+server.listen(port, "127.0.0.1", () => {
+  console.log(JSON.stringify({ port: server.address().port }));
+});
+process.on("SIGTERM", () => server.close(() => process.exit(0)));

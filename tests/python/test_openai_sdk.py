@@ -1,0 +1,127 @@
+"""The official `openai` Python SDK as a client of atelier-proxy's
+/v1/chat/completions, against a scripted fake upstream on 127.0.0.1."""
+
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import openai
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "sk-upstream-SECRET-42"
+
+
+class FakeUpstream(BaseHTTPRequestHandler):
+    """Answers chat completions: streamed text, or a tool call when tools are offered."""
+
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        FakeUpstream.seen.append({"auth": self.headers.get("authorization"), "body": body})
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            for piece in ["Hel", "lo", " there"]:
+                chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": body["model"],
+                         "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            done = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": body["model"],
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+            self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
+            return
+        if body.get("tools"):
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "web_search", "arguments": "{\"query\": \"wasm\"}"}}]}
+            finish = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": "plain answer"}
+            finish = "stop"
+        answer = {"id": "c2", "object": "chat.completion", "created": 1, "model": body["model"],
+                  "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                  "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+        data = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def proxy_url():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    port = free_port()
+    binary = next(p for p in (ROOT / "target/release/atelier-proxy", ROOT / "target/debug/atelier-proxy") if p.exists())
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "ATELIER_BIND": f"127.0.0.1:{port}",
+        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream.server_address[1]}/v1",
+        "ATELIER_UPSTREAM_KEY": KEY,
+        "ATELIER_MODEL_MAIN": "real-model",
+        "ATELIER_AUTODETECT": "false",
+    }
+    proc = subprocess.Popen([str(binary)], env=env, stderr=subprocess.PIPE)
+    deadline = time.time() + 15
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.time() < deadline, "proxy did not start"
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.terminate()
+    log = proc.stderr.read().decode()
+    upstream.shutdown()
+    assert KEY not in log
+
+
+def client(url):
+    # The SDK needs some key; the proxy holds the real one.
+    return openai.OpenAI(base_url=url, api_key="not-the-upstream-key", max_retries=0)
+
+
+def test_non_streaming(proxy_url):
+    reply = client(proxy_url).chat.completions.create(model="main", messages=[{"role": "user", "content": "hi"}])
+    assert reply.choices[0].message.content == "plain answer"
+    assert reply.usage.total_tokens == 5
+    assert FakeUpstream.seen[-1]["body"]["model"] == "real-model"
+    assert FakeUpstream.seen[-1]["auth"] == f"Bearer {KEY}"
+
+
+def test_streaming(proxy_url):
+    stream = client(proxy_url).chat.completions.create(
+        model="main", messages=[{"role": "user", "content": "hi"}], stream=True)
+    pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
+    assert pieces == ["Hel", "lo", " there"]
+
+
+def test_tools(proxy_url):
+    tools = [{"type": "function", "function": {"name": "web_search", "description": "Search the web",
+              "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}]
+    reply = client(proxy_url).chat.completions.create(
+        model="main", messages=[{"role": "user", "content": "search"}], tools=tools, tool_choice="auto")
+    call = reply.choices[0].message.tool_calls[0]
+    assert call.function.name == "web_search"
+    assert json.loads(call.function.arguments) == {"query": "wasm"}
+    assert FakeUpstream.seen[-1]["body"]["tools"] == tools
+    assert FakeUpstream.seen[-1]["body"]["tool_choice"] == "auto"
