@@ -12,6 +12,7 @@
 
 pub mod adit;
 pub mod cancel;
+pub mod graph;
 pub mod llm;
 pub mod platform;
 
