@@ -21,3 +21,6 @@ pub use state::GraphState;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(any(test, feature = "bench"))]
+pub mod workload;

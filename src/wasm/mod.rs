@@ -2,6 +2,8 @@
 //! lives in the pure modules. Errors become JS `Error`s in [`error`] only.
 
 pub mod adit;
+#[cfg(feature = "bench")]
+mod bench;
 mod convert;
 mod error;
 

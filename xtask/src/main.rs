@@ -130,7 +130,7 @@ fn build() -> Result {
     section("npm packages (www/)");
     tools::npm_ci(&root.join("www"))?;
     section("building the npm package (wasm-pack.toml matrix)");
-    package::build_matrix(&root)?;
+    package::build_matrix(&root, package::What::Package)?;
     section("building the demo app (www/, Vite)");
     run(Cmd::new("npm").args(["run", "build"]).dir(root.join("www")))
 }
@@ -157,11 +157,77 @@ fn demo() -> Result {
 }
 
 fn bench() -> Result {
+    tools::ensure_all()?;
     let root = root();
+    browser_bench(&root)?;
     section("Adit benchmarks (criterion)");
     run(Cmd::new("cargo")
         .args(["bench", "--bench", "adit"])
         .dir(&root))
+}
+
+/// The shared browser harness (LangGraph.js, Dexie, raw IndexedDB) with our
+/// page module in the same Chromium run; results in target/bench-results.jsonl.
+fn browser_bench(root: &Path) -> Result {
+    section("browser benchmark: anchors and atelier-agent in one Chromium run");
+    tools::npm_ci(&root.join("www"))?;
+    let outs = package::build_matrix(root, package::What::Bench)?;
+    let pkg = outs.first().ok_or("wasm-pack.toml has no bench build")?;
+    let extra = root.join("target/bench-extra");
+    let _ = std::fs::remove_dir_all(&extra);
+    copy_dir(pkg, &extra)?;
+    std::fs::copy(
+        root.join("benches/browser/atelier-bench.mjs"),
+        extra.join("atelier-bench.mjs"),
+    )
+    .map_err(|e| e.to_string())?;
+    // shared/ may be read-only: run the harness from a copy.
+    let shared = root.join("../shared/bench");
+    let harness = root.join("target/shared-bench");
+    if !harness.join("package.json").exists() {
+        copy_dir(&shared, &harness)?;
+    }
+    tools::npm_ci(&harness)?;
+    let results = root.join("target/bench-results.jsonl");
+    let out = std::fs::File::create(&results).map_err(|e| e.to_string())?;
+    let status = std::process::Command::new("node")
+        .arg("run.mjs")
+        .arg("--extra")
+        .arg(extra.join("atelier-bench.mjs"))
+        .args(
+            std::env::var("BENCH_ARGS")
+                .unwrap_or_default()
+                .split_whitespace(),
+        )
+        .current_dir(&harness)
+        .stdout(out)
+        .status()
+        .map_err(|e| e.to_string())?;
+    eprintln!("results: {}", results.display());
+    eprint!("{}", std::fs::read_to_string(&results).unwrap_or_default());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the browser benchmark failed ({status})"))
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result {
+    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.file_name();
+        if name == "node_modules" || name == "dist" {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(&name))?;
+        } else {
+            std::fs::copy(&path, to.join(&name)).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn fuzz(seconds: Option<&str>) -> Result {

@@ -37,6 +37,17 @@ struct BuildEntry {
     target: String,
     out_dir: String,
     release: bool,
+    #[serde(default)]
+    features: Vec<String>,
+    what: What,
+}
+
+/// Which command builds an entry.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum What {
+    Package,
+    Bench,
 }
 
 fn read_matrix(root: &Path) -> Result<Matrix> {
@@ -45,9 +56,11 @@ fn read_matrix(root: &Path) -> Result<Matrix> {
     toml::from_str(&text).map_err(|e| format!("wasm-pack.toml: {e}"))
 }
 
-pub fn build_matrix(root: &Path) -> Result {
+/// Builds the entries of `wasm-pack.toml` meant for `what`; returns their out dirs.
+pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> {
     let matrix = read_matrix(root)?;
-    for entry in &matrix.build {
+    let mut outs = Vec::new();
+    for entry in matrix.build.iter().filter(|e| e.what == what) {
         let mut cmd = Cmd::new("wasm-pack").args(["build", "--no-opt", "--target", &entry.target]);
         cmd = cmd.args([
             "--out-dir",
@@ -56,6 +69,9 @@ pub fn build_matrix(root: &Path) -> Result {
             &matrix.package.out_name,
         ]);
         cmd = cmd.arg(if entry.release { "--release" } else { "--dev" });
+        if !entry.features.is_empty() {
+            cmd = cmd.args(["--", "--features", &entry.features.join(",")]);
+        }
         run(cmd.dir(root))?;
         let out = root.join(&entry.out_dir);
         if entry.release {
@@ -69,8 +85,9 @@ pub fn build_matrix(root: &Path) -> Result {
             eprintln!("{}: {} bytes", wasm.display(), size);
         }
         write_npm_fields(&out, &matrix.package)?;
+        outs.push(out);
     }
-    Ok(())
+    Ok(outs)
 }
 
 fn write_npm_fields(out: &Path, config: &PackageConfig) -> Result {
