@@ -12,9 +12,11 @@
 
 pub mod adit;
 pub mod cancel;
+pub mod context;
 pub mod graph;
 pub mod llm;
 pub mod platform;
+pub mod store;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

@@ -1,0 +1,153 @@
+//! The session-artifact index injected before a model call: each active
+//! artifact as id, title and a snippet (its whole text when short, or when
+//! agent mode is off and the model cannot fetch it).
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::store::SessionArtifact;
+
+/// Heading that marks the injected index (and lets us find it in history).
+pub const ARTIFACT_INDEX_HEADING: &str = "## Session Context (Artifacts)";
+
+/// How the index is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArtifactIndexOptions {
+    /// Characters of content shown per artifact.
+    pub snippet_chars: usize,
+    /// Artifacts shorter than this (in characters) are shown whole.
+    pub full_threshold: usize,
+    /// With agent mode off the model has no tool to read an artifact, so
+    /// every active artifact is shown whole.
+    pub agent_mode: bool,
+}
+
+impl Default for ArtifactIndexOptions {
+    fn default() -> ArtifactIndexOptions {
+        ArtifactIndexOptions {
+            snippet_chars: 300,
+            full_threshold: 1000,
+            agent_mode: true,
+        }
+    }
+}
+
+/// The first `max_chars` characters of `text`, cut on a grapheme boundary
+/// (never inside a UTF-8 sequence, an emoji sequence or a combining mark).
+pub fn snippet(text: &str, max_chars: usize) -> &str {
+    let mut chars = 0;
+    let mut end = 0;
+    for (at, grapheme) in text.grapheme_indices(true) {
+        chars += grapheme.chars().count();
+        if chars > max_chars {
+            break;
+        }
+        end = at + grapheme.len();
+    }
+    &text[..end]
+}
+
+/// One entry of the index in snippet form.
+pub fn snippet_entry(out: &mut String, id: &str, title: &str, content: &str, max_chars: usize) {
+    out.push_str("### [ID: ");
+    out.push_str(id);
+    out.push_str("] ");
+    out.push_str(title);
+    out.push_str("\nSnippet: ");
+    out.push_str(snippet(content, max_chars));
+    out.push_str("...");
+}
+
+/// The index of the active artifacts, or `None` when there are none.
+pub fn artifact_index(
+    artifacts: &[SessionArtifact],
+    options: ArtifactIndexOptions,
+) -> Option<String> {
+    let active: Vec<&SessionArtifact> = artifacts.iter().filter(|a| a.is_active).collect();
+    if active.is_empty() {
+        return None;
+    }
+    let mut out = String::from(ARTIFACT_INDEX_HEADING);
+    out.push('\n');
+    out.push_str(if options.agent_mode {
+        "The artifacts of this session (your working material). Short ones are shown whole; for the others only a snippet \
+         is shown: call get_artifact with the id before relying on, quoting or editing the full text.\n"
+    } else {
+        "The artifacts of this session (your working material), in full.\n"
+    });
+    for (i, a) in active.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { "\n\n" });
+        let whole = !options.agent_mode || a.content.chars().count() < options.full_threshold;
+        if whole {
+            out.push_str(&format!(
+                "### [ID: {}] {}\nContent:\n{}",
+                a.id, a.title, a.content
+            ));
+        } else {
+            snippet_entry(&mut out, &a.id, &a.title, &a.content, options.snippet_chars);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{ArtifactType, Lifecycle};
+
+    fn art(id: &str, content: &str, active: bool) -> SessionArtifact {
+        SessionArtifact {
+            id: id.into(),
+            session_id: "s".into(),
+            kind: ArtifactType::Text,
+            title: format!("Title {id}"),
+            content: content.into(),
+            is_active: active,
+            created_at: 0.0,
+            updated_at: 0.0,
+            lifecycle: Lifecycle::Overwritable,
+        }
+    }
+
+    #[test]
+    fn snippets_cut_on_grapheme_boundaries() {
+        assert_eq!(snippet("吾輩は猫である", 3), "吾輩は");
+        // A family emoji is one grapheme of 7 chars: it is not split.
+        let family = "ab👨‍👩‍👧‍👦cd";
+        assert_eq!(snippet(family, 4), "ab");
+        assert_eq!(snippet(family, 9), "ab👨‍👩‍👧‍👦");
+        // e + combining acute stays together.
+        assert_eq!(snippet("cafe\u{301}s", 4), "caf");
+        assert_eq!(snippet("short", 300), "short");
+    }
+
+    #[test]
+    fn index_shows_snippets_long_texts_and_short_ones_whole() {
+        let long = "長".repeat(2000);
+        let list = vec![
+            art("a", &long, true),
+            art("b", "brief note", true),
+            art("c", "hidden", false),
+        ];
+        let index = artifact_index(&list, ArtifactIndexOptions::default()).unwrap();
+        assert!(index.starts_with(ARTIFACT_INDEX_HEADING));
+        assert!(index.contains(&format!(
+            "### [ID: a] Title a\nSnippet: {}...",
+            "長".repeat(300)
+        )));
+        assert!(index.contains("### [ID: b] Title b\nContent:\nbrief note"));
+        assert!(!index.contains("hidden"), "inactive artifacts are left out");
+        let off = artifact_index(
+            &list,
+            ArtifactIndexOptions {
+                agent_mode: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            off.contains(&long),
+            "agent mode off injects everything whole"
+        );
+        assert!(artifact_index(&[art("c", "x", false)], ArtifactIndexOptions::default()).is_none());
+    }
+}

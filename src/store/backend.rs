@@ -1,0 +1,138 @@
+//! The storage backend: JSON records in named object stores, looked up by
+//! primary key or by an indexed field, with atomic multi-store writes.
+//! Implementations: [`MemoryBackend`] (native tests) and the IndexedDB one
+//! in the browser.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::error::{Result, StoreError};
+use super::schema;
+
+/// One write of an atomic batch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Insert or replace a record (its key is read from the schema's key path).
+    Put { store: &'static str, value: Value },
+    /// Remove a record by key.
+    Delete { store: &'static str, key: String },
+}
+
+/// Where records live.
+#[async_trait(?Send)]
+pub trait Backend {
+    /// One record by primary key.
+    async fn get(&self, store: &str, key: &str) -> Result<Option<Value>>;
+    /// The records whose indexed field `index` equals `value`, by primary key.
+    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>>;
+    /// Every record of a store, by primary key.
+    async fn all(&self, store: &str) -> Result<Vec<Value>>;
+    /// Applies every write or none.
+    async fn write(&self, writes: Vec<Write>) -> Result<()>;
+}
+
+/// The key of `value` in `store`, read from the schema's key path.
+pub fn key_of(store: &str, value: &Value) -> Result<String> {
+    let field = schema::key_path(store);
+    value
+        .get(field)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| StoreError::Codec {
+            store: store.to_owned(),
+            detail: format!("the record has no string `{field}`"),
+        })
+}
+
+/// Records in memory, with an optional byte quota to exercise full-disk paths.
+#[derive(Default)]
+pub struct MemoryBackend {
+    stores: RefCell<HashMap<String, BTreeMap<String, Value>>>,
+    quota_bytes: Option<usize>,
+}
+
+impl MemoryBackend {
+    pub fn new() -> MemoryBackend {
+        MemoryBackend::default()
+    }
+
+    /// A backend that refuses writes once the stored JSON exceeds `bytes`.
+    pub fn with_quota(bytes: usize) -> MemoryBackend {
+        MemoryBackend {
+            quota_bytes: Some(bytes),
+            ..MemoryBackend::default()
+        }
+    }
+
+    fn size(stores: &HashMap<String, BTreeMap<String, Value>>) -> usize {
+        stores
+            .values()
+            .flat_map(|s| s.values())
+            .map(|v| v.to_string().len())
+            .sum()
+    }
+}
+
+#[async_trait(?Send)]
+impl Backend for MemoryBackend {
+    async fn get(&self, store: &str, key: &str) -> Result<Option<Value>> {
+        Ok(self
+            .stores
+            .borrow()
+            .get(store)
+            .and_then(|s| s.get(key).cloned()))
+    }
+
+    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
+        Ok(self
+            .stores
+            .borrow()
+            .get(store)
+            .map(|s| {
+                s.values()
+                    .filter(|v| v.get(index).and_then(Value::as_str) == Some(value))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn all(&self, store: &str) -> Result<Vec<Value>> {
+        Ok(self
+            .stores
+            .borrow()
+            .get(store)
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn write(&self, writes: Vec<Write>) -> Result<()> {
+        // Apply to a copy and swap it in: all or nothing.
+        let mut next = self.stores.borrow().clone();
+        for write in writes {
+            match write {
+                Write::Put { store, value } => {
+                    let key = key_of(store, &value)?;
+                    next.entry(store.to_owned()).or_default().insert(key, value);
+                }
+                Write::Delete { store, key } => {
+                    if let Some(s) = next.get_mut(store) {
+                        s.remove(&key);
+                    }
+                }
+            }
+        }
+        if let Some(quota) = self.quota_bytes {
+            if Self::size(&next) > quota {
+                return Err(StoreError::QuotaExceeded(format!(
+                    "more than {quota} bytes"
+                )));
+            }
+        }
+        *self.stores.borrow_mut() = next;
+        Ok(())
+    }
+}

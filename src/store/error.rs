@@ -1,0 +1,56 @@
+//! Storage errors, typed so callers can tell a full disk from a refusal.
+
+/// `Result` of the storage layer.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Why a storage operation failed. Nothing is half-written in any case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The browser's storage quota is exhausted.
+    #[error("storage is full: {0}")]
+    QuotaExceeded(String),
+    /// The record does not exist.
+    #[error("{store} has no record {id:?}")]
+    NotFound { store: String, id: String },
+    /// Several records match a loose reference.
+    #[error("{reference:?} matches several artifacts: {}", candidates.join(", "))]
+    Ambiguous {
+        reference: String,
+        candidates: Vec<String>,
+    },
+    /// The record's lifecycle forbids the change.
+    #[error("artifact {id:?} is {lifecycle}: {detail}")]
+    Lifecycle {
+        id: String,
+        lifecycle: &'static str,
+        detail: String,
+    },
+    /// An edit did not apply (Adit's error message).
+    #[error("the edit did not apply: {0}")]
+    Edit(String),
+    /// A record could not be (de)serialised.
+    #[error("unreadable record in {store}: {detail}")]
+    Codec { store: String, detail: String },
+    /// A backup file does not have the expected shape or version.
+    #[error("cannot import: {0}")]
+    Import(String),
+    /// Any other failure of the database (closed, blocked, version change...).
+    #[error("database error: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    /// Stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::QuotaExceeded(_) => "quota_exceeded",
+            StoreError::NotFound { .. } => "not_found",
+            StoreError::Ambiguous { .. } => "ambiguous",
+            StoreError::Lifecycle { .. } => "lifecycle",
+            StoreError::Edit(_) => "edit_failed",
+            StoreError::Codec { .. } => "codec",
+            StoreError::Import(_) => "import",
+            StoreError::Backend(_) => "storage",
+        }
+    }
+}

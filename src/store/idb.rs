@@ -1,0 +1,394 @@
+//! IndexedDB backend (browser only), straight on web-sys: one transaction
+//! per atomic batch, every request of a batch issued at once and the batch
+//! awaited on the transaction's `complete` (or rolled back on `abort`).
+//!
+//! Written on web-sys rather than rexie: the batch path issues puts without
+//! awaiting each one, and the benchmark path hands JS objects to IndexedDB
+//! without a round trip through Rust values; both need the raw requests.
+
+use std::cell::RefCell;
+
+use async_trait::async_trait;
+use js_sys::{Array, Promise};
+use serde_json::Value;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbDatabase, IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction,
+    IdbTransactionMode, IdbVersionChangeEvent,
+};
+
+use super::backend::{Backend, Write};
+use super::error::{Result, StoreError};
+use super::schema::{self, VERSIONS};
+
+/// The IndexedDB database of atelier-agent.
+pub struct IdbBackend {
+    db: IdbDatabase,
+    /// Test hook: the next batch fails after its first request with this
+    /// DOMException name (and is rolled back).
+    fail_next: RefCell<Option<String>>,
+}
+
+fn describe(e: &JsValue) -> (String, String) {
+    if let Some(ex) = e.dyn_ref::<web_sys::DomException>() {
+        return (ex.name(), ex.message());
+    }
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return (String::from(err.name()), String::from(err.message()));
+    }
+    (
+        String::new(),
+        e.as_string().unwrap_or_else(|| format!("{e:?}")),
+    )
+}
+
+/// Maps a DOMException (or any JS error) to a typed storage error.
+pub(crate) fn store_error(e: &JsValue) -> StoreError {
+    let (name, message) = describe(e);
+    match name.as_str() {
+        "QuotaExceededError" => StoreError::QuotaExceeded(message),
+        "DataCloneError" | "DataError" => StoreError::Codec {
+            store: String::new(),
+            detail: message,
+        },
+        _ if name.is_empty() => StoreError::Backend(message),
+        _ => StoreError::Backend(format!("{name}: {message}")),
+    }
+}
+
+/// A promise settled by a request's success (with its result) or error.
+fn request_done(request: &IdbRequest) -> JsFuture {
+    let request = request.clone();
+    JsFuture::from(Promise::new(&mut |resolve, reject| {
+        let r = request.clone();
+        let ok = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &r.result().unwrap_or(JsValue::UNDEFINED));
+        });
+        let r = request.clone();
+        let fail = Closure::once_into_js(move || {
+            let error = r
+                .error()
+                .ok()
+                .flatten()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("request failed"));
+            let _ = reject.call1(&JsValue::NULL, &error);
+        });
+        request.set_onsuccess(Some(ok.unchecked_ref()));
+        request.set_onerror(Some(fail.unchecked_ref()));
+    }))
+}
+
+/// A promise settled when a transaction completes (or aborts, with its error).
+fn transaction_done(tx: &IdbTransaction) -> JsFuture {
+    let tx = tx.clone();
+    JsFuture::from(Promise::new(&mut |resolve, reject| {
+        let ok = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let t = tx.clone();
+        let reject2 = reject.clone();
+        let t2 = tx.clone();
+        let aborted = Closure::once_into_js(move || {
+            let error = t
+                .error()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("transaction aborted"));
+            let _ = reject.call1(&JsValue::NULL, &error);
+        });
+        let failed = Closure::once_into_js(move || {
+            let error = t2
+                .error()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("transaction failed"));
+            let _ = reject2.call1(&JsValue::NULL, &error);
+        });
+        tx.set_oncomplete(Some(ok.unchecked_ref()));
+        tx.set_onabort(Some(aborted.unchecked_ref()));
+        tx.set_onerror(Some(failed.unchecked_ref()));
+    }))
+}
+
+/// Asks the transaction to commit now rather than when the event loop is
+/// idle (web-sys marks `commit` deprecated; browsers without it simply
+/// auto-commit, so a failure here is ignored).
+#[allow(deprecated)]
+fn commit(tx: &IdbTransaction) {
+    let _ = tx.commit();
+}
+
+fn to_js(value: &Value) -> Result<JsValue> {
+    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible()).map_err(
+        |e| StoreError::Codec {
+            store: String::new(),
+            detail: e.to_string(),
+        },
+    )
+}
+
+fn from_js(store: &str, value: JsValue) -> Result<Value> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| StoreError::Codec {
+        store: store.to_owned(),
+        detail: e.to_string(),
+    })
+}
+
+/// Creates what every version after `old` adds (runs inside `upgradeneeded`).
+fn upgrade(request: &IdbOpenDbRequest, old: u32) -> std::result::Result<(), JsValue> {
+    let db: IdbDatabase = request.result()?.unchecked_into();
+    let tx = request
+        .transaction()
+        .ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
+    for version in VERSIONS.iter().filter(|v| v.number > old) {
+        for spec in version.stores {
+            let params = IdbObjectStoreParameters::new();
+            params.set_key_path(&JsValue::from_str(spec.key_path));
+            let store = db.create_object_store_with_optional_parameters(spec.name, &params)?;
+            for (name, path) in spec.indexes {
+                create_index(&store, name, path)?;
+            }
+        }
+        for (store, name, path) in version.indexes {
+            create_index(&tx.object_store(store)?, name, path)?;
+        }
+    }
+    Ok(())
+}
+
+fn create_index(
+    store: &web_sys::IdbObjectStore,
+    name: &str,
+    path: &[&str],
+) -> std::result::Result<(), JsValue> {
+    if store.index_names().contains(name) {
+        return Ok(());
+    }
+    if let [single] = path {
+        store.create_index_with_str(name, single)?;
+    } else {
+        let keys: Array = path.iter().map(|p| JsValue::from_str(p)).collect();
+        store.create_index_with_str_sequence(name, &keys)?;
+    }
+    Ok(())
+}
+
+impl IdbBackend {
+    /// Opens (creating or upgrading) the database `name` at the current schema version.
+    pub async fn open(name: &str) -> Result<IdbBackend> {
+        IdbBackend::open_at(name, schema::current_version()).await
+    }
+
+    /// Opens `name` at schema `version` (tests open older versions to check upgrades).
+    pub async fn open_at(name: &str, version: u32) -> Result<IdbBackend> {
+        let factory = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
+            .ok()
+            .and_then(|f| f.dyn_into::<web_sys::IdbFactory>().ok())
+            .ok_or_else(|| {
+                StoreError::Backend("IndexedDB is not available in this browser context".into())
+            })?;
+        let request = factory
+            .open_with_u32(name, version)
+            .map_err(|e| store_error(&e))?;
+        let upgrading = request.clone();
+        let on_upgrade = Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(
+            move |event: IdbVersionChangeEvent| {
+                let old = event.old_version() as u32;
+                if let Err(e) = upgrade(&upgrading, old) {
+                    web_sys::console::error_2(
+                        &JsValue::from_str("atelier-agent: schema upgrade failed"),
+                        &e,
+                    );
+                    if let Some(tx) = upgrading.transaction() {
+                        let _ = tx.abort();
+                    }
+                }
+            },
+        );
+        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+        let opened = request_done(&request).await;
+        request.set_onupgradeneeded(None);
+        drop(on_upgrade);
+        let db: IdbDatabase = opened.map_err(|e| store_error(&e))?.unchecked_into();
+        // Another tab upgrading the schema: close so it is not blocked.
+        let closing = db.clone();
+        let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
+        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
+        on_version_change.forget();
+        Ok(IdbBackend {
+            db,
+            fail_next: RefCell::new(None),
+        })
+    }
+
+    /// Deletes the database `name` (tests and "forget everything").
+    pub async fn delete(name: &str) -> Result<()> {
+        let factory = web_sys::window()
+            .and_then(|w| w.indexed_db().ok().flatten())
+            .ok_or_else(|| StoreError::Backend("IndexedDB is not available".into()))?;
+        let request = factory.delete_database(name).map_err(|e| store_error(&e))?;
+        request_done(&request)
+            .await
+            .map(|_| ())
+            .map_err(|e| store_error(&e))
+    }
+
+    /// Closes the connection.
+    pub fn close(&self) {
+        self.db.close();
+    }
+
+    /// The object stores that exist (to check upgrades).
+    pub fn store_names(&self) -> Vec<String> {
+        let names = self.db.object_store_names();
+        (0..names.length()).filter_map(|i| names.item(i)).collect()
+    }
+
+    #[doc(hidden)]
+    /// Test hook: make the next batch fail with a DOMException of `name`
+    /// after its first request (the transaction is aborted and rolled back).
+    pub fn fail_next_write_with(&self, name: &str) {
+        *self.fail_next.borrow_mut() = Some(name.to_owned());
+    }
+
+    fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
+        let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+        self.db
+            .transaction_with_str_sequence_and_mode(&names, mode)
+            .map_err(|e| store_error(&e))
+    }
+
+    /// Puts JS objects as they are, in one transaction (the fast path for
+    /// bulk imports and the benchmark).
+    pub async fn put_js(&self, store: &str, records: &[JsValue]) -> Result<()> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readwrite)?;
+        let done = transaction_done(&tx);
+        let object_store = tx.object_store(store).map_err(|e| store_error(&e))?;
+        for record in records {
+            if let Err(e) = object_store.put(record) {
+                let _ = tx.abort();
+                let _ = done.await;
+                return Err(store_error(&e));
+            }
+        }
+        commit(&tx);
+        done.await.map(|_| ()).map_err(|e| store_error(&e))
+    }
+
+    /// The records of `index` equal to `key`, as JS objects.
+    pub async fn get_all_js(&self, store: &str, index: &str, key: &JsValue) -> Result<Array> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let source = tx
+            .object_store(store)
+            .and_then(|s| s.index(index))
+            .map_err(|e| store_error(&e))?;
+        let request = source.get_all_with_key(key).map_err(|e| store_error(&e))?;
+        Ok(request_done(&request)
+            .await
+            .map_err(|e| store_error(&e))?
+            .unchecked_into())
+    }
+
+    /// Counts a store's records.
+    pub async fn count(&self, store: &str) -> Result<u32> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let request = tx
+            .object_store(store)
+            .and_then(|s| s.count())
+            .map_err(|e| store_error(&e))?;
+        Ok(request_done(&request)
+            .await
+            .map_err(|e| store_error(&e))?
+            .as_f64()
+            .unwrap_or(0.0) as u32)
+    }
+}
+
+#[async_trait(?Send)]
+impl Backend for IdbBackend {
+    async fn get(&self, store: &str, key: &str) -> Result<Option<Value>> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let request = tx
+            .object_store(store)
+            .and_then(|s| s.get(&JsValue::from_str(key)))
+            .map_err(|e| store_error(&e))?;
+        let value = request_done(&request).await.map_err(|e| store_error(&e))?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        from_js(store, value).map(Some)
+    }
+
+    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
+        let all = self
+            .get_all_js(store, index, &JsValue::from_str(value))
+            .await?;
+        all.iter().map(|v| from_js(store, v)).collect()
+    }
+
+    async fn all(&self, store: &str) -> Result<Vec<Value>> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let request = tx
+            .object_store(store)
+            .and_then(|s| s.get_all())
+            .map_err(|e| store_error(&e))?;
+        let all: Array = request_done(&request)
+            .await
+            .map_err(|e| store_error(&e))?
+            .unchecked_into();
+        all.iter().map(|v| from_js(store, v)).collect()
+    }
+
+    async fn write(&self, writes: Vec<Write>) -> Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let mut stores: Vec<&str> = writes
+            .iter()
+            .map(|w| match w {
+                Write::Put { store, .. } | Write::Delete { store, .. } => *store,
+            })
+            .collect();
+        stores.sort_unstable();
+        stores.dedup();
+        // Convert everything first: a record that cannot be converted fails
+        // the batch before anything is written.
+        let mut requests = Vec::with_capacity(writes.len());
+        for write in &writes {
+            requests.push(match write {
+                Write::Put { store, value } => (*store, true, to_js(value)?),
+                Write::Delete { store, key } => (*store, false, JsValue::from_str(key)),
+            });
+        }
+        let tx = self.transaction(&stores, IdbTransactionMode::Readwrite)?;
+        let done = transaction_done(&tx);
+        let fail_with = self.fail_next.borrow_mut().take();
+        for (i, (store, put, value)) in requests.iter().enumerate() {
+            let issued =
+                tx.object_store(store)
+                    .and_then(|s| if *put { s.put(value) } else { s.delete(value) });
+            let failure = match (&issued, &fail_with) {
+                (Err(e), _) => Some(e.clone()),
+                (Ok(_), Some(name)) if i == 0 => Some(
+                    web_sys::DomException::new_with_message_and_name("simulated failure", name)?
+                        .into(),
+                ),
+                _ => None,
+            };
+            if let Some(e) = failure {
+                let _ = tx.abort();
+                let _ = done.await;
+                return Err(store_error(&e));
+            }
+        }
+        commit(&tx);
+        done.await.map(|_| ()).map_err(|e| store_error(&e))
+    }
+}
+
+impl From<JsValue> for StoreError {
+    fn from(e: JsValue) -> StoreError {
+        store_error(&e)
+    }
+}

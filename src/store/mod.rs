@@ -1,0 +1,28 @@
+//! Local data: the person's projects, manuscripts, plots and memories, the
+//! agent's session artifacts, checkpoints, revisions and settings.
+//!
+//! [`Db`] is the typed API over a [`Backend`]: [`MemoryBackend`] natively,
+//! IndexedDB in the browser (`IdbBackend`). Writes that belong together go in
+//! one atomic batch; the agent's changes keep the previous version as a
+//! revision so [`Db::undo_last`] restores it byte for byte.
+
+mod artifacts;
+mod backend;
+mod db;
+mod error;
+mod model;
+pub mod schema;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod idb;
+
+pub use artifacts::{check_lifecycle, resolve};
+pub use backend::{key_of, Backend, MemoryBackend, Write};
+pub use db::{Db, Origin};
+pub use error::{Result, StoreError};
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub use idb::IdbBackend;
+pub use model::*;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+//! The data model: what the person's projects and the agent's session
+//! artifacts look like in storage (camelCase, timestamps in ms since the
+//! epoch), and the names of the IndexedDB object stores that hold them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Object store names (the IndexedDB schema in [`super::schema`]).
+pub mod stores {
+    pub const ARTIFACTS: &str = "sessionArtifacts";
+    pub const PROJECTS: &str = "projects";
+    pub const SECTIONS: &str = "manuscripts";
+    pub const PLOTS: &str = "plots";
+    pub const MEMORIES: &str = "memories";
+    pub const CHECKPOINTS: &str = "checkpoints";
+    pub const REVISIONS: &str = "revisions";
+    pub const SETTINGS: &str = "settings";
+}
+
+/// What kind of material an artifact holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactType {
+    WebSearch,
+    ProjectData,
+    Text,
+}
+
+/// How an artifact may change after it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifecycle {
+    /// Edits and replacements are allowed.
+    #[default]
+    Overwritable,
+    /// Only additions at the end (long-term notes, glossaries).
+    AppendOnly,
+    /// Read-only once created.
+    Static,
+}
+
+/// A piece of working material of a chat session (the `sessionArtifacts`
+/// record; `lifecycle` is ours and defaults to overwritable for records
+/// written by other apps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionArtifact {
+    pub id: String,
+    pub session_id: String,
+    #[serde(rename = "type")]
+    pub kind: ArtifactType,
+    pub title: String,
+    pub content: String,
+    pub is_active: bool,
+    pub created_at: f64,
+    pub updated_at: f64,
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
+}
+
+/// A writing project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+}
+
+/// A chapter (no parent) or a section of one, with its text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManuscriptSection {
+    pub id: String,
+    pub project_id: String,
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    pub title: String,
+    /// Position among its siblings (fractional, so inserts need no renumbering).
+    pub order: f64,
+    #[serde(default)]
+    pub content: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+}
+
+/// An item of a project's plot: acts, scenes, beats (hierarchical).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlotItem {
+    pub id: String,
+    pub project_id: String,
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    pub title: String,
+    #[serde(default)]
+    pub summary: String,
+    pub order: f64,
+    pub created_at: f64,
+    pub updated_at: f64,
+}
+
+/// A long-term memory: a dated, tagged summary of a durable fact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Memory {
+    pub id: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub summary: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub created_at: f64,
+}
+
+/// The previous version of a record the agent (or the person) changed, so
+/// the change can be undone byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    pub id: String,
+    /// The object store of the changed record.
+    pub store: String,
+    pub record_id: String,
+    /// The record before the change; `None` when the change created it.
+    pub before: Option<Value>,
+    /// Who made the change: "agent" or "user".
+    pub origin: String,
+    /// What the change was (the tool name, for the agent's).
+    pub reason: String,
+    pub created_at: f64,
+}
+
+/// A setting (key → JSON value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Setting {
+    pub key: String,
+    pub value: Value,
+}

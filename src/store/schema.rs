@@ -1,0 +1,95 @@
+//! The IndexedDB schema, versioned. Each version lists what it adds; opening
+//! a database at an older version runs every later step in order, so a
+//! browser that last ran any earlier release upgrades in one go.
+
+use super::model::stores::*;
+
+/// Database name.
+pub const DB_NAME: &str = "atelier-agent";
+
+/// One object store: its name, key path and indexes (name, key path(s)).
+#[derive(Debug, Clone, Copy)]
+pub struct StoreSpec {
+    pub name: &'static str,
+    pub key_path: &'static str,
+    pub indexes: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// What one schema version adds.
+#[derive(Debug, Clone, Copy)]
+pub struct Version {
+    pub number: u32,
+    pub stores: &'static [StoreSpec],
+    /// Indexes added to stores created by earlier versions.
+    pub indexes: &'static [(&'static str, &'static str, &'static [&'static str])],
+}
+
+/// Every version, oldest first. Never edit a released entry: add one.
+pub const VERSIONS: &[Version] = &[
+    // 1: the session artifacts (the shape a Dexie app with `sessionArtifacts: 'id, sessionId'` writes).
+    Version {
+        number: 1,
+        stores: &[StoreSpec {
+            name: ARTIFACTS,
+            key_path: "id",
+            indexes: &[("sessionId", &["sessionId"])],
+        }],
+        indexes: &[],
+    },
+    // 2: the person's projects and the agent's bookkeeping.
+    Version {
+        number: 2,
+        stores: &[
+            StoreSpec {
+                name: PROJECTS,
+                key_path: "id",
+                indexes: &[],
+            },
+            StoreSpec {
+                name: SECTIONS,
+                key_path: "id",
+                indexes: &[("projectId", &["projectId"])],
+            },
+            StoreSpec {
+                name: PLOTS,
+                key_path: "id",
+                indexes: &[("projectId", &["projectId"])],
+            },
+            StoreSpec {
+                name: MEMORIES,
+                key_path: "id",
+                indexes: &[("date", &["date"])],
+            },
+            StoreSpec {
+                name: CHECKPOINTS,
+                key_path: "id",
+                indexes: &[("threadId", &["threadId"])],
+            },
+            StoreSpec {
+                name: REVISIONS,
+                key_path: "id",
+                indexes: &[("origin", &["origin"])],
+            },
+            StoreSpec {
+                name: SETTINGS,
+                key_path: "key",
+                indexes: &[],
+            },
+        ],
+        indexes: &[],
+    },
+];
+
+/// The current version.
+pub fn current_version() -> u32 {
+    VERSIONS.last().map_or(1, |v| v.number)
+}
+
+/// The key path of a store.
+pub fn key_path(store: &str) -> &'static str {
+    VERSIONS
+        .iter()
+        .flat_map(|v| v.stores)
+        .find(|s| s.name == store)
+        .map_or("id", |s| s.key_path)
+}

@@ -1,0 +1,285 @@
+//! Native tests of the storage layer on the in-memory backend (the browser
+//! tests run the same operations on IndexedDB).
+
+use std::rc::Rc;
+
+use futures_executor::block_on;
+use serde_json::json;
+
+use super::*;
+use crate::adit::Edit;
+
+fn db() -> Db {
+    Db::new(Rc::new(MemoryBackend::new()))
+}
+
+#[test]
+fn artifacts_crud_per_session_newest_first() {
+    let db = db();
+    let a = block_on(db.create_artifact(
+        "s1",
+        ArtifactType::WebSearch,
+        "Search: 東京",
+        "結果",
+        Lifecycle::Overwritable,
+        Origin::Agent,
+    ))
+    .unwrap();
+    let b = block_on(db.create_artifact(
+        "s1",
+        ArtifactType::Text,
+        "Notes",
+        "n",
+        Lifecycle::Overwritable,
+        Origin::Agent,
+    ))
+    .unwrap();
+    block_on(db.create_artifact(
+        "s2",
+        ArtifactType::Text,
+        "Other",
+        "o",
+        Lifecycle::Overwritable,
+        Origin::User,
+    ))
+    .unwrap();
+    let list = block_on(db.artifacts("s1")).unwrap();
+    assert_eq!(list.len(), 2);
+    assert!(list[0].created_at >= list[1].created_at);
+    block_on(db.set_artifact_active(&a.id, false)).unwrap();
+    assert!(!block_on(db.artifact(&a.id)).unwrap().is_active);
+    block_on(db.delete_artifact(&b.id, Origin::User)).unwrap();
+    assert_eq!(block_on(db.artifacts("s1")).unwrap().len(), 1);
+    assert_eq!(
+        block_on(db.artifact(&b.id)).unwrap_err().code(),
+        "not_found"
+    );
+}
+
+#[test]
+fn a_dexie_written_record_reads_back() {
+    let backend = Rc::new(MemoryBackend::new());
+    let record = json!({"id": "d1", "sessionId": "s", "type": "project_data", "title": "Chapter 3: 雨",
+        "content": "c", "isActive": true, "createdAt": 1700000000000.0, "updatedAt": 1700000000000.0});
+    block_on(backend.write(vec![Write::Put {
+        store: stores::ARTIFACTS,
+        value: record,
+    }]))
+    .unwrap();
+    let a = block_on(Db::new(backend).artifact("d1")).unwrap();
+    assert_eq!(
+        (a.kind, a.lifecycle),
+        (ArtifactType::ProjectData, Lifecycle::Overwritable)
+    );
+}
+
+#[test]
+fn agent_edits_keep_revisions_and_undo_restores_byte_for_byte() {
+    let db = db();
+    let project = block_on(db.create_project("Novel", "")).unwrap();
+    let original = "\u{3000}吾輩は猫である。\r\n名前はまだ無い。\r\n";
+    let mut section = block_on(db.add_section(&project.id, None, "Chapter 1", original)).unwrap();
+    section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
+    block_on(db.save_section(&section, Some(Origin::Agent), "edit_manuscript")).unwrap();
+    let art = block_on(db.create_artifact(
+        "s",
+        ArtifactType::Text,
+        "Notes",
+        "a\n",
+        Lifecycle::Overwritable,
+        Origin::Agent,
+    ))
+    .unwrap();
+    block_on(db.edit_artifact("s", &art.id, &[Edit::new("a\n", "b\n")], Origin::Agent)).unwrap();
+
+    // Newest first: the artifact edit, then its creation, then the section edit.
+    let undone = block_on(db.undo_last(Origin::Agent)).unwrap().unwrap();
+    assert_eq!(undone.reason, "edit_artifact");
+    assert_eq!(block_on(db.artifact(&art.id)).unwrap().content, "a\n");
+    block_on(db.undo_last(Origin::Agent)).unwrap();
+    assert_eq!(
+        block_on(db.artifact(&art.id)).unwrap_err().code(),
+        "not_found",
+        "undoing a creation removes it"
+    );
+    block_on(db.undo_last(Origin::Agent)).unwrap();
+    assert_eq!(
+        block_on(db.section(&section.id)).unwrap().content,
+        original,
+        "byte for byte"
+    );
+    assert!(block_on(db.undo_last(Origin::Agent)).unwrap().is_none());
+}
+
+#[test]
+fn lifecycles_are_enforced_by_the_store() {
+    let db = db();
+    let glossary = block_on(db.create_artifact(
+        "s",
+        ArtifactType::Text,
+        "Glossary",
+        "猫: cat\n",
+        Lifecycle::AppendOnly,
+        Origin::Agent,
+    ))
+    .unwrap();
+    block_on(db.edit_artifact(
+        "s",
+        "Glossary",
+        &[Edit::new("", "犬: dog\n")],
+        Origin::Agent,
+    ))
+    .unwrap();
+    assert_eq!(
+        block_on(db.artifact(&glossary.id)).unwrap().content,
+        "猫: cat\n犬: dog\n"
+    );
+    let err = block_on(db.edit_artifact(
+        "s",
+        "glossary",
+        &[Edit::new("猫: cat\n", "")],
+        Origin::Agent,
+    ))
+    .unwrap_err();
+    assert_eq!(err.code(), "lifecycle");
+    let fixed = block_on(db.create_artifact(
+        "s",
+        ArtifactType::Text,
+        "Source",
+        "quote",
+        Lifecycle::Static,
+        Origin::Agent,
+    ))
+    .unwrap();
+    assert_eq!(
+        block_on(db.replace_artifact("s", &fixed.id, "changed", Origin::Agent))
+            .unwrap_err()
+            .code(),
+        "lifecycle"
+    );
+    assert_eq!(
+        block_on(db.agent_delete_artifact("s", &fixed.id))
+            .unwrap_err()
+            .code(),
+        "lifecycle"
+    );
+    block_on(db.delete_artifact(&fixed.id, Origin::User)).unwrap();
+    // A failed Adit edit changes nothing.
+    let err =
+        block_on(db.edit_artifact("s", "Glossary", &[Edit::new("missing", "x")], Origin::Agent))
+            .unwrap_err();
+    assert_eq!(err.code(), "edit_failed");
+    assert_eq!(
+        block_on(db.artifact(&glossary.id)).unwrap().content,
+        "猫: cat\n犬: dog\n"
+    );
+}
+
+#[test]
+fn a_full_disk_is_a_typed_error_and_writes_nothing() {
+    let db = Db::new(Rc::new(MemoryBackend::with_quota(600)));
+    let project = block_on(db.create_project("P", "")).unwrap();
+    let section = block_on(db.add_section(&project.id, None, "C1", "short")).unwrap();
+    let mut big = section.clone();
+    big.content = "x".repeat(2000);
+    let err =
+        block_on(db.save_section(&big, Some(Origin::Agent), "update_manuscript")).unwrap_err();
+    assert_eq!(err.code(), "quota_exceeded");
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "short");
+    assert!(
+        block_on(db.revisions(Origin::Agent)).unwrap().is_empty(),
+        "no orphan revision"
+    );
+}
+
+#[test]
+fn manuscripts_and_plots_keep_order_and_cascade() {
+    let db = db();
+    let p = block_on(db.create_project("P", "")).unwrap();
+    let c1 = block_on(db.add_section(&p.id, None, "One", "")).unwrap();
+    let c2 = block_on(db.add_section(&p.id, None, "Two", "")).unwrap();
+    block_on(db.add_section(&p.id, Some(&c1.id), "One.a", "")).unwrap();
+    let titles: Vec<String> = block_on(db.sections(&p.id))
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.parent_id.is_none())
+        .map(|s| s.title)
+        .collect();
+    assert_eq!(titles, ["One", "Two"]);
+    block_on(db.delete_section(&c1.id, None)).unwrap();
+    let left: Vec<String> = block_on(db.sections(&p.id))
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(left, vec![c2.id], "the chapter went with its section");
+
+    let act = PlotItem {
+        id: "act1".into(),
+        project_id: p.id.clone(),
+        parent_id: None,
+        title: "Act 1".into(),
+        summary: String::new(),
+        order: 1.0,
+        created_at: 0.0,
+        updated_at: 0.0,
+    };
+    let scene = PlotItem {
+        id: "scene1".into(),
+        parent_id: Some("act1".into()),
+        title: "Scene".into(),
+        ..act.clone()
+    };
+    block_on(db.save_plot_item(&act, None, "add")).unwrap();
+    block_on(db.save_plot_item(&scene, None, "add")).unwrap();
+    block_on(db.delete_plot_item("act1", Some(Origin::Agent))).unwrap();
+    assert!(block_on(db.plot(&p.id)).unwrap().is_empty());
+    block_on(db.delete_project(&p.id)).unwrap();
+    assert!(block_on(db.sections(&p.id)).unwrap().is_empty());
+}
+
+#[test]
+fn export_import_round_trip() {
+    let db = db();
+    let p = block_on(db.create_project("Novel", "a story")).unwrap();
+    block_on(db.add_section(&p.id, None, "第一章", "本文\n")).unwrap();
+    let exported = block_on(db.export_project(&p.id)).unwrap();
+    let other = self::db();
+    let imported = block_on(other.import_project(&exported)).unwrap();
+    assert_eq!(imported, p);
+    assert_eq!(block_on(other.export_project(&p.id)).unwrap(), exported);
+    assert_eq!(
+        block_on(other.import_project(&json!({"format": "x"})))
+            .unwrap_err()
+            .code(),
+        "import"
+    );
+}
+
+#[test]
+fn memories_by_date_and_range() {
+    let db = db();
+    block_on(db.add_memory("2026-01-21", "likes SF", vec!["preference".into()])).unwrap();
+    block_on(db.add_memory("2026-01-20", "novel is set in 2050", vec!["project".into()])).unwrap();
+    block_on(db.add_memory("2026-01-26", "chose first person", vec![])).unwrap();
+    assert_eq!(
+        block_on(db.memory_dates()).unwrap(),
+        ["2026-01-20", "2026-01-21", "2026-01-26"]
+    );
+    let range = block_on(db.memories_between("2026-01-20", "2026-01-21")).unwrap();
+    assert_eq!(
+        range.iter().map(|m| m.summary.as_str()).collect::<Vec<_>>(),
+        ["novel is set in 2050", "likes SF"]
+    );
+}
+
+#[test]
+fn settings_round_trip() {
+    let db = db();
+    block_on(db.set_setting("fullThreshold", json!(800))).unwrap();
+    assert_eq!(
+        block_on(db.setting("fullThreshold")).unwrap(),
+        Some(json!(800))
+    );
+    assert_eq!(block_on(db.setting("missing")).unwrap(), None);
+}
