@@ -11,12 +11,14 @@
 //!   and sleep shims for the browser and native builds.
 
 pub mod adit;
+pub mod agent;
 pub mod cancel;
 pub mod context;
 pub mod graph;
 pub mod llm;
 pub mod platform;
 pub mod store;
+pub mod tools;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

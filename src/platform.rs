@@ -15,6 +15,10 @@ mod imp {
         js_sys::Math::random()
     }
 
+    pub fn timezone_offset_minutes() -> i32 {
+        -(js_sys::Date::new_0().get_timezone_offset() as i32)
+    }
+
     pub async fn sleep(duration: Duration) {
         let ms = duration.as_millis().min(u128::from(u32::MAX)) as u32;
         gloo_timers::future::TimeoutFuture::new(ms).await;
@@ -53,6 +57,10 @@ mod imp {
     pub async fn sleep(duration: Duration) {
         futures_timer::Delay::new(duration).await;
     }
+
+    pub fn timezone_offset_minutes() -> i32 {
+        0
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -63,6 +71,11 @@ pub fn now_ms() -> f64 {
 /// A uniformly distributed number in `[0, 1)`.
 pub fn random_f64() -> f64 {
     imp::random_f64()
+}
+
+/// Minutes the local time zone is ahead of UTC (0 natively).
+pub fn timezone_offset_minutes() -> i32 {
+    imp::timezone_offset_minutes()
 }
 
 /// Waits `duration` without blocking the event loop.

@@ -8,6 +8,7 @@
 
 mod artifacts;
 mod backend;
+mod checkpoints;
 mod db;
 mod error;
 mod model;
@@ -18,6 +19,7 @@ mod idb;
 
 pub use artifacts::{check_lifecycle, resolve};
 pub use backend::{key_of, Backend, MemoryBackend, Write};
+pub use checkpoints::StoreCheckpointer;
 pub use db::{Db, Origin};
 pub use error::{Result, StoreError};
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

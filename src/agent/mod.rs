@@ -1,0 +1,425 @@
+//! The assistant: a graph on the engine of [`crate::graph`] that routes each
+//! turn (chat_only / general_agent / writing), runs a ReAct loop with the
+//! strategy's tools, pauses for the person's approval before destructive
+//! tools (with a diff), and stores durable facts as memories.
+//!
+//! ```text
+//! START → router ─chat_only→ chat ──────────────┐
+//!            └─general_agent|writing→ agent ⇄ tools ─(approval)→ prepare_review → review → tools
+//!                                       │                                           
+//!                         (answer) → memory_judge → memory_refiner → END   (or END when memory is off)
+//! ```
+
+mod nodes;
+mod prompts;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub use nodes::{fallback_strategy, render_call};
+pub use state::{AgentState, AgentUpdate, Phase, Strategy};
+
+use crate::cancel::CancelToken;
+use crate::graph::{
+    Checkpointer, CompiledGraph, GraphError, GraphEvent, RunConfig, RunStatus, StateGraph, END,
+    START,
+};
+use crate::llm::{ChatModel, Message};
+use crate::store::Db;
+use crate::tools::{ToolRegistry, WebTools};
+
+/// The person's settings for the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentSettings {
+    /// Model (or proxy alias) for answers and edits.
+    pub main_model: String,
+    /// Model (or proxy alias) for routing, search optimisation and memory.
+    pub sub_model: String,
+    /// Per-tool approval overrides (tool name → ask first?).
+    pub approvals: BTreeMap<String, bool>,
+    /// Artifacts shorter than this many characters are injected whole.
+    pub full_threshold: usize,
+    /// Judge and store durable facts after answers.
+    pub long_term_memory: bool,
+    /// Most graph steps in one run.
+    pub recursion_limit: usize,
+}
+
+impl Default for AgentSettings {
+    fn default() -> AgentSettings {
+        AgentSettings {
+            main_model: "main".into(),
+            sub_model: "sub".into(),
+            approvals: BTreeMap::new(),
+            full_threshold: 1000,
+            long_term_memory: false,
+            recursion_limit: 40,
+        }
+    }
+}
+
+/// What the nodes share.
+pub struct AgentEnv {
+    pub db: Db,
+    pub model: Rc<dyn ChatModel>,
+    pub web: Rc<dyn WebTools>,
+    pub tools: ToolRegistry,
+    pub settings: RefCell<AgentSettings>,
+}
+
+impl AgentEnv {
+    /// Whether `tool` asks the person first (settings override the default).
+    pub fn needs_approval(&self, tool: &str) -> bool {
+        self.settings
+            .borrow()
+            .approvals
+            .get(tool)
+            .copied()
+            .unwrap_or_else(|| {
+                self.tools
+                    .get(tool)
+                    .is_some_and(|t| t.needs_approval_by_default())
+            })
+    }
+}
+
+/// What a frontend hears during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AgentEvent {
+    /// The agent's phase changed (planning, researching, answering, memorizing, idle).
+    Phase { phase: Value },
+    /// A graph node started.
+    Node { node: String },
+    /// The tool being run (null when none).
+    ActiveTool { tool: Value },
+    /// More of the visible Markdown stream.
+    Content { text: String },
+    /// An artifact was created or changed.
+    Artifact { data: Value },
+    /// Something went wrong without failing the run.
+    Warning { message: String },
+    /// Anything else a node reported (routing, search optimisation, memory, changes).
+    Info { name: String, data: Value },
+}
+
+/// How a run ended, with the turn's visible output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    /// "completed" | "interrupted" | "aborted".
+    pub status: String,
+    /// The turn's Markdown stream (thought/plan/tool blocks and the answer).
+    pub content: String,
+    /// The review the run waits for (when interrupted).
+    pub review: Option<Value>,
+    pub strategy: Option<Strategy>,
+}
+
+/// A listener for a run's events.
+pub type EventListener = Rc<dyn Fn(&AgentEvent)>;
+
+/// Options of one run.
+#[derive(Clone, Default)]
+pub struct SendOptions {
+    pub agent_mode: bool,
+    pub cancel: CancelToken,
+    pub on_event: Option<EventListener>,
+}
+
+/// The assistant.
+pub struct Agent {
+    env: Rc<AgentEnv>,
+    graph: CompiledGraph<AgentState>,
+    checkpointer: Rc<dyn Checkpointer<AgentState>>,
+}
+
+fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
+    let memory_on = {
+        let env = env.clone();
+        move || env.settings.borrow().long_term_memory
+    };
+    let finish = {
+        let memory_on = memory_on.clone();
+        move || {
+            if memory_on() {
+                "memory_judge".to_owned()
+            } else {
+                END.to_owned()
+            }
+        }
+    };
+    let (after_agent, after_tools, after_chat) = (finish.clone(), finish.clone(), finish);
+    let approval_env = env.clone();
+    StateGraph::new()
+        .add_node("router", nodes::Router(env.clone()))
+        .add_node("chat", nodes::Chat(env.clone()))
+        .add_node("agent", nodes::Agent(env.clone()))
+        .add_node("tools", nodes::Tools(env.clone()))
+        .add_node("prepare_review", nodes::PrepareReview(env.clone()))
+        .add_node("review", nodes::Review(env.clone()))
+        .add_node("memory_judge", nodes::MemoryJudge(env.clone()))
+        .add_node("memory_refiner", nodes::MemoryRefiner(env.clone()))
+        .add_edge(START, "router")
+        .add_conditional_edges(
+            "router",
+            |s: &AgentState| match s.strategy {
+                Some(Strategy::ChatOnly) | None => "chat".into(),
+                _ => "agent".into(),
+            },
+            &["chat", "agent"],
+        )
+        .add_conditional_edges(
+            "chat",
+            move |_: &AgentState| after_chat(),
+            &["memory_judge", END],
+        )
+        .add_conditional_edges(
+            "agent",
+            move |s: &AgentState| {
+                if s.pending_calls().is_empty() {
+                    after_agent()
+                } else {
+                    "tools".into()
+                }
+            },
+            &["tools", "memory_judge", END],
+        )
+        .add_conditional_edges(
+            "tools",
+            move |s: &AgentState| {
+                let pending = s.pending_calls();
+                match pending.first() {
+                    Some(call) if approval_env.needs_approval(&call.function.name) => {
+                        "prepare_review".into()
+                    }
+                    Some(_) => "tools".into(),
+                    None if s.responded() => after_tools(),
+                    None => "agent".into(),
+                }
+            },
+            &["prepare_review", "tools", "agent", "memory_judge", END],
+        )
+        .add_conditional_edges(
+            "prepare_review",
+            |s: &AgentState| {
+                if s.pending_review.is_some() {
+                    "review".into()
+                } else {
+                    "tools".into()
+                }
+            },
+            &["review", "tools"],
+        )
+        .add_edge("review", "tools")
+        .add_conditional_edges(
+            "memory_judge",
+            |s: &AgentState| {
+                if s.memory_worthy {
+                    "memory_refiner".into()
+                } else {
+                    END.into()
+                }
+            },
+            &["memory_refiner", END],
+        )
+        .add_edge("memory_refiner", END)
+        .compile()
+        .expect("the assistant graph is valid")
+}
+
+/// An error of a run, with a stable code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct AgentError {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<GraphError> for AgentError {
+    fn from(e: GraphError) -> AgentError {
+        let code = match &e {
+            GraphError::Node { code, .. } => code.clone(),
+            other => other.code().to_owned(),
+        };
+        AgentError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn translate(event: &GraphEvent) -> Option<AgentEvent> {
+    Some(match event {
+        GraphEvent::NodeStart { node, .. } => AgentEvent::Node { node: node.clone() },
+        GraphEvent::Custom { name, data, .. } => match name.as_str() {
+            "phase" => AgentEvent::Phase {
+                phase: data["phase"].clone(),
+            },
+            "active_tool" => AgentEvent::ActiveTool {
+                tool: data["tool"].clone(),
+            },
+            "content" => AgentEvent::Content {
+                text: data["text"].as_str().unwrap_or_default().to_owned(),
+            },
+            "artifact" => AgentEvent::Artifact { data: data.clone() },
+            "warning" => AgentEvent::Warning {
+                message: data["message"].as_str().unwrap_or_default().to_owned(),
+            },
+            other => AgentEvent::Info {
+                name: other.to_owned(),
+                data: data.clone(),
+            },
+        },
+        GraphEvent::RunEnd { .. } => AgentEvent::Phase {
+            phase: json!("idle"),
+        },
+        _ => return None,
+    })
+}
+
+impl Agent {
+    /// An agent over `env`, checkpointing to `checkpointer`.
+    pub fn new(env: AgentEnv, checkpointer: Rc<dyn Checkpointer<AgentState>>) -> Agent {
+        let env = Rc::new(env);
+        let graph = build(&env);
+        Agent {
+            env,
+            graph,
+            checkpointer,
+        }
+    }
+
+    /// The shared environment (settings, database).
+    pub fn env(&self) -> &Rc<AgentEnv> {
+        &self.env
+    }
+
+    /// Node names of the graph.
+    pub fn node_names(&self) -> Vec<String> {
+        self.graph.node_names().map(str::to_owned).collect()
+    }
+
+    fn config<'a>(
+        &'a self,
+        session_id: &'a str,
+        options: &SendOptions,
+        listener: &'a dyn Fn(&GraphEvent),
+    ) -> RunConfig<'a, AgentState> {
+        RunConfig {
+            thread_id: session_id,
+            recursion_limit: self.env.settings.borrow().recursion_limit,
+            cancel: options.cancel.clone(),
+            checkpointer: Some(self.checkpointer.as_ref()),
+            events: Some(listener),
+        }
+    }
+
+    fn result(outcome: crate::graph::RunOutcome<AgentState>) -> RunResult {
+        let review = match &outcome.status {
+            RunStatus::Interrupted { payload, .. } => Some(payload.clone()),
+            _ => None,
+        };
+        RunResult {
+            status: outcome.status.as_str().to_owned(),
+            content: outcome.state.output,
+            review,
+            strategy: outcome.state.strategy,
+        }
+    }
+
+    /// Runs one turn of `session_id` with the person's `input`.
+    pub async fn send(
+        &self,
+        session_id: &str,
+        input: &str,
+        options: SendOptions,
+    ) -> Result<RunResult, AgentError> {
+        let turn_start = self
+            .checkpointer
+            .latest(session_id)
+            .await
+            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .map_or(0, |c| c.state.messages.len());
+        let update = AgentUpdate {
+            messages: vec![Message::user(input)],
+            turn_start: Some(turn_start),
+            agent_mode: Some(options.agent_mode),
+            output: Some(String::new()),
+            loop_count: Some(0),
+            strategy: Some(None),
+            pending_review: Some(None),
+            memory_worthy: Some(false),
+            active_tool: Some(None),
+            current_phase: Some(Phase::Planning),
+            ..Default::default()
+        };
+        let sink = options.on_event.clone();
+        let listener = move |e: &GraphEvent| {
+            if let (Some(sink), Some(event)) = (&sink, translate(e)) {
+                sink(&event);
+            }
+        };
+        let outcome = self
+            .graph
+            .invoke(update, &self.config(session_id, &options, &listener))
+            .await?;
+        Ok(Agent::result(outcome))
+    }
+
+    /// Answers the session's pending review (`{approved, reason?}`) and continues the run.
+    pub async fn resume(
+        &self,
+        session_id: &str,
+        decision: Value,
+        options: SendOptions,
+    ) -> Result<RunResult, AgentError> {
+        let sink = options.on_event.clone();
+        let listener = move |e: &GraphEvent| {
+            if let (Some(sink), Some(event)) = (&sink, translate(e)) {
+                sink(&event);
+            }
+        };
+        let outcome = self
+            .graph
+            .resume(
+                Some(decision),
+                &self.config(session_id, &options, &listener),
+            )
+            .await?;
+        Ok(Agent::result(outcome))
+    }
+
+    /// The review a session waits for, if any (also after a reload).
+    pub async fn pending_review(&self, session_id: &str) -> Result<Option<Value>, AgentError> {
+        let latest = self
+            .checkpointer
+            .latest(session_id)
+            .await
+            .map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        Ok(latest.and_then(|c| c.interrupt))
+    }
+
+    /// The session's state (messages, phase, ...), if it has one.
+    pub async fn state(&self, session_id: &str) -> Result<Option<AgentState>, AgentError> {
+        Ok(self
+            .checkpointer
+            .latest(session_id)
+            .await
+            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .map(|c| c.state))
+    }
+}

@@ -1,0 +1,111 @@
+//! The assistant graph's state.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::llm::Message;
+
+/// What the agent is doing, for the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    #[default]
+    Idle,
+    Planning,
+    Researching,
+    Answering,
+    Memorizing,
+}
+
+/// The route the router chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Conversation without tools.
+    ChatOnly,
+    /// Research and general tasks with web and artifact tools.
+    GeneralAgent,
+    /// Project work with the editorial tools.
+    Writing,
+}
+
+impl Strategy {
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s.trim() {
+            "chat_only" | "chat" => Some(Strategy::ChatOnly),
+            "general_agent" | "research" => Some(Strategy::GeneralAgent),
+            "writing" => Some(Strategy::Writing),
+            _ => None,
+        }
+    }
+}
+
+crate::graph_state! {
+    /// Everything the assistant graph threads through its nodes.
+    pub struct AgentState, update AgentUpdate {
+        append messages: Vec<Message>,
+        set current_phase: Phase,
+        set active_tool: Option<String>,
+        set routing_decision: Option<String>,
+        set strategy: Option<Strategy>,
+        set latest_node_name: Option<String>,
+        set loop_count: u32,
+        set agent_mode: bool,
+        /// Index in `messages` of this turn's user message.
+        set turn_start: usize,
+        /// The turn's visible output: one Markdown stream with ```thought,
+        /// ```plan and ```tool blocks.
+        set output: String,
+        /// A tool call prepared for review (plan and payload), between
+        /// `prepare_review` and `review`.
+        set pending_review: Option<Value>,
+        /// The memory judge found something worth keeping.
+        set memory_worthy: bool,
+    }
+}
+
+impl AgentState {
+    /// The current turn's messages.
+    pub fn turn(&self) -> &[Message] {
+        &self.messages[self.turn_start.min(self.messages.len())..]
+    }
+
+    /// Whether a tool ran in this turn.
+    pub fn used_tools(&self) -> bool {
+        self.turn()
+            .iter()
+            .any(|m| matches!(m, Message::Tool { .. }))
+    }
+
+    /// The tool calls of the last assistant message that have no result yet.
+    pub fn pending_calls(&self) -> Vec<crate::llm::ToolCall> {
+        let turn = self.turn();
+        let Some(at) = turn.iter().rposition(|m| !m.tool_calls().is_empty()) else {
+            return Vec::new();
+        };
+        let answered: Vec<&str> = turn[at + 1..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        turn[at]
+            .tool_calls()
+            .iter()
+            .filter(|c| !answered.contains(&c.id.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether `respond` delivered the answer in this turn.
+    pub fn responded(&self) -> bool {
+        let turn = self.turn();
+        turn.iter().any(|m| {
+            m.tool_calls().iter().any(|c| {
+                c.function.name == "respond"
+                    && turn.iter().any(|r| matches!(r, Message::Tool { tool_call_id, .. } if *tool_call_id == c.id))
+            })
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! Graph checkpoints in the database (IndexedDB in the browser), so a
+//! pending review survives a reload. Records: `{id: "<thread>/<checkpoint>",
+//! threadId, step, checkpoint}`; the newest `keep_per_thread` are kept, the
+//! older ones deleted in the same batch as the new one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::backend::{Backend, Write};
+use super::model::stores::CHECKPOINTS;
+use crate::graph::{Checkpoint, CheckpointError, Checkpointer, GraphState, PrunePolicy};
+
+/// A [`Checkpointer`] over any [`Backend`].
+pub struct StoreCheckpointer<S> {
+    backend: Rc<dyn Backend>,
+    policy: PrunePolicy,
+    /// Known checkpoint keys per thread, oldest first (read once per thread).
+    keys: RefCell<HashMap<String, Vec<(u64, String)>>>,
+    _state: PhantomData<S>,
+}
+
+impl<S> StoreCheckpointer<S> {
+    pub fn new(backend: Rc<dyn Backend>, policy: PrunePolicy) -> StoreCheckpointer<S> {
+        StoreCheckpointer {
+            backend,
+            policy,
+            keys: RefCell::new(HashMap::new()),
+            _state: PhantomData,
+        }
+    }
+}
+
+fn storage(e: super::StoreError) -> CheckpointError {
+    CheckpointError::Storage(e.to_string())
+}
+
+fn decode<S: GraphState>(record: Value) -> Result<Checkpoint<S>, CheckpointError> {
+    serde_json::from_value(record.get("checkpoint").cloned().unwrap_or(Value::Null))
+        .map_err(|e| CheckpointError::Codec(e.to_string()))
+}
+
+impl<S: GraphState> StoreCheckpointer<S> {
+    async fn records(&self, thread: &str) -> Result<Vec<Value>, CheckpointError> {
+        let mut records = self
+            .backend
+            .by_index(CHECKPOINTS, "threadId", thread)
+            .await
+            .map_err(storage)?;
+        records.sort_by_key(|r| r.get("step").and_then(Value::as_u64).unwrap_or(0));
+        Ok(records)
+    }
+
+    async fn known_keys(&self, thread: &str) -> Result<Vec<(u64, String)>, CheckpointError> {
+        if let Some(keys) = self.keys.borrow().get(thread) {
+            return Ok(keys.clone());
+        }
+        let keys: Vec<(u64, String)> = self
+            .records(thread)
+            .await?
+            .iter()
+            .filter_map(|r| Some((r.get("step")?.as_u64()?, r.get("id")?.as_str()?.to_owned())))
+            .collect();
+        self.keys
+            .borrow_mut()
+            .insert(thread.to_owned(), keys.clone());
+        Ok(keys)
+    }
+}
+
+#[async_trait(?Send)]
+impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
+    async fn put(&self, checkpoint: Checkpoint<S>) -> Result<(), CheckpointError> {
+        let thread = checkpoint.thread_id.clone();
+        let mut keys = self.known_keys(&thread).await?;
+        let key = format!("{thread}/{}", checkpoint.id);
+        let step = checkpoint.step;
+        let value = json!({
+            "id": key,
+            "threadId": thread,
+            "step": step,
+            "checkpoint": serde_json::to_value(&checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))?,
+        });
+        keys.retain(|(_, k)| *k != key);
+        keys.push((step, key));
+        keys.sort();
+        let mut writes = vec![Write::Put {
+            store: CHECKPOINTS,
+            value,
+        }];
+        let excess = keys
+            .len()
+            .saturating_sub(self.policy.keep_per_thread.max(1));
+        for (_, old) in keys.drain(..excess) {
+            writes.push(Write::Delete {
+                store: CHECKPOINTS,
+                key: old,
+            });
+        }
+        self.backend.write(writes).await.map_err(storage)?;
+        self.keys.borrow_mut().insert(thread, keys);
+        Ok(())
+    }
+
+    async fn latest(&self, thread: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
+        let keys = self.known_keys(thread).await?;
+        let Some((_, key)) = keys.last() else {
+            return Ok(None);
+        };
+        match self.backend.get(CHECKPOINTS, key).await.map_err(storage)? {
+            Some(record) => decode(record).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
+        self.backend
+            .get(CHECKPOINTS, &format!("{thread}/{id}"))
+            .await
+            .map_err(storage)?
+            .map(decode)
+            .transpose()
+    }
+
+    async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError> {
+        let mut list = self
+            .records(thread)
+            .await?
+            .into_iter()
+            .map(decode)
+            .collect::<Result<Vec<Checkpoint<S>>, _>>()?;
+        list.reverse();
+        Ok(list)
+    }
+}

@@ -1,0 +1,138 @@
+//! Artifact tools: the agent's own notes and material in the session.
+//! References resolve by id, id prefix or title (see `store::resolve`).
+
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{edit, parse_args, Tool, ToolError, ToolOutput};
+use crate::store::{ArtifactType, Lifecycle, Origin};
+
+pub fn tools() -> Vec<Rc<dyn Tool>> {
+    vec![
+        Rc::new(CreateArtifact),
+        Rc::new(GetArtifact),
+        Rc::new(ListArtifacts),
+        Rc::new(EditArtifact),
+        Rc::new(UpdateArtifact),
+        Rc::new(DeleteArtifact),
+    ]
+}
+
+#[derive(Deserialize)]
+struct RefArgs {
+    #[serde(alias = "artifact_id", alias = "title")]
+    id: String,
+}
+
+tool! {
+    /// Creates a note in the session.
+    CreateArtifact {
+        name: "create_artifact",
+        description: "Save a note, draft or plan as a session artifact. lifecycle: overwritable (default), append_only (only additions at the end: logs, glossaries) or static (read-only).",
+        parameters: json!({ "type": "object", "properties": {
+            "title": { "type": "string" }, "content": { "type": "string" },
+            "lifecycle": { "type": "string", "enum": ["overwritable", "append_only", "static"] } }, "required": ["title", "content"] }),
+        read_only: false,
+        approval: false,
+        persists: None,
+        call: |args, ctx| {
+            #[derive(Deserialize)]
+            struct A { title: String, content: String, #[serde(default)] lifecycle: Lifecycle }
+            let a: A = parse_args("create_artifact", args)?;
+            if a.title.trim().is_empty() {
+                return Err(ToolError::InvalidArguments { tool: "create_artifact".into(), message: "`title` is empty".into() });
+            }
+            let created = ctx.db.create_artifact(&ctx.session_id, ArtifactType::Text, a.title.trim(), &a.content, a.lifecycle, Origin::Agent).await?;
+            Ok(ToolOutput::text(format!("Created artifact {} ({}).", created.id, created.title)))
+        }
+    }
+}
+
+tool! {
+    /// The full content of an artifact.
+    GetArtifact {
+        name: "get_artifact",
+        description: "Read the full content of an artifact (by id, id prefix or title).",
+        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
+        read_only: true,
+        approval: false,
+        persists: None,
+        call: |args, ctx| {
+            let a: RefArgs = parse_args("get_artifact", args)?;
+            let art = ctx.db.resolve_artifact(&ctx.session_id, &a.id).await?;
+            Ok(ToolOutput::text(format!("# {} [{}]\n\n{}", art.title, art.id, art.content)))
+        }
+    }
+}
+
+tool! {
+    /// The session's artifacts.
+    ListArtifacts {
+        name: "list_artifacts",
+        description: "List this session's artifacts (id, title, type, whether active, length).",
+        parameters: json!({ "type": "object", "properties": {}, "required": [] }),
+        read_only: true,
+        approval: false,
+        persists: None,
+        call: |_args, ctx| {
+            let list: Vec<_> = ctx.db.artifacts(&ctx.session_id).await?.into_iter()
+                .map(|a| json!({ "id": a.id, "title": a.title, "type": a.kind, "isActive": a.is_active, "characters": a.content.chars().count(), "lifecycle": a.lifecycle }))
+                .collect();
+            Ok(ToolOutput::json(&list))
+        }
+    }
+}
+
+tool! {
+    /// Edits an artifact through Adit.
+    EditArtifact {
+        name: "edit_artifact",
+        description: "Change part of an artifact: exact `edits`, SEARCH/REPLACE blocks, or an `instruction`.",
+        parameters: json!({ "type": "object", "properties": {
+            "id": { "type": "string" },
+            "edits": { "type": "array", "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } }, "required": ["search", "replace"] } },
+            "search_replace": { "type": "string" }, "instruction": { "type": "string" } }, "required": ["id"] }),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let plan = edit::plan("edit_artifact", args, ctx).await?;
+            Ok(ToolOutput::text(plan.apply(ctx, "edit_artifact").await?))
+        }
+    }
+}
+
+tool! {
+    /// Replaces an artifact's content.
+    UpdateArtifact {
+        name: "update_artifact",
+        description: "Replace an artifact's whole content.",
+        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" }, "content": { "type": "string" } }, "required": ["id", "content"] }),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let plan = edit::plan("update_artifact", args, ctx).await?;
+            Ok(ToolOutput::text(plan.apply(ctx, "update_artifact").await?))
+        }
+    }
+}
+
+tool! {
+    /// Deletes an artifact.
+    DeleteArtifact {
+        name: "delete_artifact",
+        description: "Delete an artifact from the session (static ones cannot be deleted by you).",
+        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let a: RefArgs = parse_args("delete_artifact", args)?;
+            let gone = ctx.db.agent_delete_artifact(&ctx.session_id, &a.id).await?;
+            Ok(ToolOutput::text(format!("Deleted artifact {} ({}).", gone.id, gone.title)))
+        }
+    }
+}

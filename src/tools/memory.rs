@@ -1,0 +1,75 @@
+//! Memory tools: find the dates with long-term memories, then read them.
+
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{parse_args, Tool, ToolError, ToolOutput};
+use crate::store::ArtifactType;
+
+pub fn tools() -> Vec<Rc<dyn Tool>> {
+    vec![Rc::new(ListMemoryDates), Rc::new(ReadMemoriesByDate)]
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+tool! {
+    /// Dates that have memories.
+    ListMemoryDates {
+        name: "list_memory_dates",
+        description: "List the dates (YYYY-MM-DD) on which long-term memories were stored. Use it before read_memories_by_date when the person refers to an earlier conversation.",
+        parameters: json!({ "type": "object", "properties": {}, "required": [] }),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::Text),
+        call: |_args, ctx| {
+            let dates = ctx.db.memory_dates().await?;
+            Ok(ToolOutput::json(&dates).titled("Memory dates"))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct RangeArgs {
+    #[serde(alias = "date")]
+    start_date: String,
+    #[serde(default)]
+    end_date: Option<String>,
+}
+
+tool! {
+    /// Memories of a date or a range of dates.
+    ReadMemoriesByDate {
+        name: "read_memories_by_date",
+        description: "Read the long-term memories of one date, or of a range when end_date is given (inclusive).",
+        parameters: json!({ "type": "object", "properties": {
+            "start_date": { "type": "string", "description": "YYYY-MM-DD" },
+            "end_date": { "type": "string", "description": "YYYY-MM-DD, optional" } }, "required": ["start_date"] }),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::Text),
+        call: |args, ctx| {
+            let a: RangeArgs = parse_args("read_memories_by_date", args)?;
+            let end = a.end_date.clone().unwrap_or_else(|| a.start_date.clone());
+            if !is_date(&a.start_date) || !is_date(&end) {
+                return Err(ToolError::InvalidArguments { tool: "read_memories_by_date".into(), message: "dates must be YYYY-MM-DD".into() });
+            }
+            if end < a.start_date {
+                return Err(ToolError::InvalidArguments { tool: "read_memories_by_date".into(), message: "end_date is before start_date".into() });
+            }
+            let memories = ctx.db.memories_between(&a.start_date, &end).await?;
+            let list: Vec<_> = memories.iter().map(|m| json!({ "date": m.date, "summary": m.summary, "tags": m.tags })).collect();
+            let title = if end == a.start_date { format!("Memories: {}", a.start_date) } else { format!("Memories: {} to {end}", a.start_date) };
+            Ok(ToolOutput::json(&list).titled(title))
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The agent's tools: each has a JSON Schema for its arguments, a clear
+//! error for bad arguments (returned to the model, never a crash), whether
+//! it only reads, whether it needs the person's approval by default, and
+//! whether its result is kept as a session artifact.
+
+/// Declares a tool: a unit struct and its [`Tool`] impl.
+macro_rules! tool {
+    (
+        $(#[$meta:meta])*
+        $ty:ident {
+            name: $name:expr,
+            description: $desc:expr,
+            parameters: $params:expr,
+            read_only: $ro:expr,
+            approval: $approval:expr,
+            persists: $persists:expr,
+            call: |$args:ident, $ctx:ident| $body:block
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $ty;
+
+        #[async_trait::async_trait(?Send)]
+        impl $crate::tools::Tool for $ty {
+            fn spec(&self) -> $crate::llm::ToolSpec {
+                $crate::llm::ToolSpec::function($name, $desc, $params)
+            }
+            fn read_only(&self) -> bool {
+                $ro
+            }
+            fn needs_approval_by_default(&self) -> bool {
+                $approval
+            }
+            fn persists_as(&self) -> Option<$crate::store::ArtifactType> {
+                $persists
+            }
+            async fn call(
+                &self,
+                $args: &serde_json::Value,
+                $ctx: &$crate::tools::ToolContext,
+            ) -> Result<$crate::tools::ToolOutput, $crate::tools::ToolError> $body
+        }
+    };
+}
+
+mod artifact;
+pub mod edit;
+mod memory;
+mod project;
+mod utility;
+mod web;
+
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use edit::{EditPlan, EditTarget};
+pub use utility::describe_time;
+pub use web::{ScriptedWeb, SearchResult, WebPage, WebTools};
+
+use crate::cancel::CancelToken;
+use crate::llm::{ChatModel, ToolSpec};
+use crate::store::{ArtifactType, Db};
+
+/// Why a tool call failed; the message goes back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not match the tool's schema.
+    #[error("invalid arguments for {tool}: {message}")]
+    InvalidArguments { tool: String, message: String },
+    /// The tool ran and failed.
+    #[error("{message}")]
+    Failed { code: String, message: String },
+}
+
+impl ToolError {
+    pub fn failed(code: &str, message: impl Into<String>) -> ToolError {
+        ToolError::Failed {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// Stable machine-readable code.
+    pub fn code(&self) -> &str {
+        match self {
+            ToolError::InvalidArguments { .. } => "invalid_arguments",
+            ToolError::Failed { code, .. } => code,
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for ToolError {
+    fn from(e: crate::store::StoreError) -> ToolError {
+        ToolError::failed(e.code(), e.to_string())
+    }
+}
+
+/// Reads a tool's arguments into `T`, or explains what is wrong.
+pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
+    let args = if args.is_null() {
+        Value::Object(Default::default())
+    } else {
+        args.clone()
+    };
+    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
+        tool: tool.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// What a tool returns: the text for the model and, for persisting tools,
+/// the artifact to keep.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    pub content: String,
+    /// A title for the artifact this result becomes (persisting tools).
+    pub artifact_title: Option<String>,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            artifact_title: None,
+        }
+    }
+
+    pub fn json<T: Serialize>(value: &T) -> ToolOutput {
+        ToolOutput::text(serde_json::to_string_pretty(value).unwrap_or_default())
+    }
+
+    pub fn titled(mut self, title: impl Into<String>) -> ToolOutput {
+        self.artifact_title = Some(title.into());
+        self
+    }
+}
+
+/// What a tool can use.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub db: Db,
+    pub session_id: String,
+    pub web: Rc<dyn WebTools>,
+    /// The model edit tools ask for edits when given an instruction.
+    pub editor: Rc<dyn ChatModel>,
+    /// The model name (or alias) for edits.
+    pub editor_model: String,
+    pub cancel: CancelToken,
+}
+
+/// One tool.
+#[async_trait(?Send)]
+pub trait Tool {
+    /// Name, description and argument schema.
+    fn spec(&self) -> ToolSpec;
+    /// Reads only (may run in parallel with other read-only tools).
+    fn read_only(&self) -> bool;
+    /// Asks the person before running, unless the settings say otherwise.
+    fn needs_approval_by_default(&self) -> bool {
+        false
+    }
+    /// The artifact type its results are kept as (`None`: not kept).
+    fn persists_as(&self) -> Option<ArtifactType>;
+    /// Runs the tool.
+    async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Every tool the agent has, by name.
+pub struct ToolRegistry {
+    tools: Vec<Rc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// The full tool set.
+    pub fn standard() -> ToolRegistry {
+        let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
+        tools.extend(project::tools());
+        tools.extend(memory::tools());
+        tools.extend(web::tools());
+        tools.extend(utility::tools());
+        tools.extend(artifact::tools());
+        ToolRegistry { tools }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Rc<dyn Tool>> {
+        self.tools.iter().find(|t| t.spec().function.name == name)
+    }
+
+    pub fn all(&self) -> &[Rc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// Specs of the named tools (unknown names are skipped).
+    pub fn specs(&self, names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .filter_map(|n| self.get(n))
+            .map(|t| t.spec())
+            .collect()
+    }
+}
+
+/// Tools for research (general_agent strategy).
+pub const RESEARCH_TOOLS: &[&str] = &[
+    "web_search",
+    "open_url",
+    "current_time",
+    "report_progress",
+    "record_thought",
+    "plan_task",
+    "respond",
+    "list_memory_dates",
+    "read_memories_by_date",
+    "create_artifact",
+    "get_artifact",
+    "list_artifacts",
+    "edit_artifact",
+    "update_artifact",
+    "delete_artifact",
+    "list_projects",
+    "get_project",
+    "get_outline",
+    "get_manuscript",
+];
+
+/// Tools for writing (writing strategy).
+pub const EDITORIAL_TOOLS: &[&str] = &[
+    "list_projects",
+    "get_project",
+    "get_outline",
+    "get_manuscript",
+    "edit_manuscript",
+    "update_manuscript",
+    "add_plot_item",
+    "update_plot_item",
+    "move_plot_item",
+    "delete_plot_item",
+    "current_time",
+    "report_progress",
+    "record_thought",
+    "plan_task",
+    "respond",
+    "create_artifact",
+    "get_artifact",
+    "list_artifacts",
+    "edit_artifact",
+    "update_artifact",
+    "delete_artifact",
+    "list_memory_dates",
+    "read_memories_by_date",
+];
+
+/// Tools whose calls never become artifacts, nor heavy history.
+pub const NON_PERSISTING: &[&str] = &[
+    "current_time",
+    "report_progress",
+    "record_thought",
+    "plan_task",
+    "respond",
+];
+
+#[cfg(test)]
+mod tests;

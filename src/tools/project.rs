@@ -1,0 +1,302 @@
+//! Project tools: read the person's projects, outline and manuscript, edit
+//! the manuscript through Adit, and shape the plot.
+
+use std::rc::Rc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{edit, parse_args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::store::{ArtifactType, Origin, PlotItem};
+
+pub fn tools() -> Vec<Rc<dyn Tool>> {
+    vec![
+        Rc::new(ListProjects),
+        Rc::new(GetProject),
+        Rc::new(GetOutline),
+        Rc::new(GetManuscript),
+        Rc::new(EditManuscript),
+        Rc::new(UpdateManuscript),
+        Rc::new(AddPlotItem),
+        Rc::new(UpdatePlotItem),
+        Rc::new(MovePlotItem),
+        Rc::new(DeletePlotItem),
+    ]
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+#[derive(Deserialize)]
+struct ProjectArgs {
+    #[serde(alias = "id")]
+    project_id: String,
+}
+
+#[derive(Deserialize)]
+struct SectionArgs {
+    #[serde(alias = "id", alias = "chapter_id")]
+    section_id: String,
+}
+
+/// "Chapter 3: Title" for top-level sections, "Section: Title" otherwise.
+async fn section_label(ctx: &ToolContext, project_id: &str, id: &str, title: &str) -> String {
+    let sections = ctx.db.sections(project_id).await.unwrap_or_default();
+    match sections
+        .iter()
+        .filter(|s| s.parent_id.is_none())
+        .position(|s| s.id == id)
+    {
+        Some(i) => format!("Chapter {}: {title}", i + 1),
+        None => format!("Section: {title}"),
+    }
+}
+
+tool! {
+    /// Lists the person's projects.
+    ListProjects {
+        name: "list_projects",
+        description: "List the person's writing projects (id, title, description). Use it to find a project id.",
+        parameters: object(json!({}), &[]),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::ProjectData),
+        call: |_args, ctx| {
+            let projects: Vec<Value> = ctx.db.projects().await?.into_iter()
+                .map(|p| json!({ "id": p.id, "title": p.title, "description": p.description }))
+                .collect();
+            Ok(ToolOutput::json(&projects).titled("Projects"))
+        }
+    }
+}
+
+tool! {
+    /// One project's metadata.
+    GetProject {
+        name: "get_project",
+        description: "Get a project's title, description and the size of its manuscript and plot.",
+        parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::ProjectData),
+        call: |args, ctx| {
+            let a: ProjectArgs = parse_args("get_project", args)?;
+            let p = ctx.db.project(&a.project_id).await?;
+            let sections = ctx.db.sections(&p.id).await?;
+            let plot = ctx.db.plot(&p.id).await?;
+            let words: usize = sections.iter().map(|s| s.content.chars().count()).sum();
+            Ok(ToolOutput::json(&json!({
+                "id": p.id, "title": p.title, "description": p.description,
+                "chapters": sections.iter().filter(|s| s.parent_id.is_none()).count(),
+                "sections": sections.len(), "characters": words, "plotItems": plot.len(),
+            })).titled(format!("Project: {}", p.title)))
+        }
+    }
+}
+
+tool! {
+    /// Chapters, sections and plot as a tree of ids and titles.
+    GetOutline {
+        name: "get_outline",
+        description: "Get a project's outline: chapters and sections (ids, titles, lengths) and the plot tree. Use the ids with get_manuscript and the plot tools.",
+        parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::ProjectData),
+        call: |args, ctx| {
+            let a: ProjectArgs = parse_args("get_outline", args)?;
+            let p = ctx.db.project(&a.project_id).await?;
+            let sections: Vec<Value> = ctx.db.sections(&p.id).await?.into_iter()
+                .map(|s| json!({ "id": s.id, "parentId": s.parent_id, "title": s.title, "characters": s.content.chars().count() }))
+                .collect();
+            let plot: Vec<Value> = ctx.db.plot(&p.id).await?.into_iter()
+                .map(|i| json!({ "id": i.id, "parentId": i.parent_id, "title": i.title, "summary": i.summary, "order": i.order }))
+                .collect();
+            Ok(ToolOutput::json(&json!({ "project": p.title, "manuscript": sections, "plot": plot }))
+                .titled(format!("Outline: {}", p.title)))
+        }
+    }
+}
+
+tool! {
+    /// The raw text of one chapter or section.
+    GetManuscript {
+        name: "get_manuscript",
+        description: "Get the exact raw text of a chapter or section (copy from it verbatim when editing).",
+        parameters: object(json!({ "section_id": { "type": "string" } }), &["section_id"]),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::ProjectData),
+        call: |args, ctx| {
+            let a: SectionArgs = parse_args("get_manuscript", args)?;
+            let s = ctx.db.section(&a.section_id).await?;
+            let label = section_label(ctx, &s.project_id, &s.id, &s.title).await;
+            Ok(ToolOutput::text(s.content).titled(label))
+        }
+    }
+}
+
+fn edit_schema(target: &str) -> Value {
+    object(
+        json!({
+            target: { "type": "string" },
+            "edits": { "type": "array", "description": "Exact search/replace pairs, applied in order.",
+                "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } }, "required": ["search", "replace"] } },
+            "search_replace": { "type": "string", "description": "Alternatively, SEARCH/REPLACE blocks." },
+            "instruction": { "type": "string", "description": "Alternatively, what to change, in words: the editor model works out the edits." }
+        }),
+        &[target],
+    )
+}
+
+tool! {
+    /// Edits a section through Adit.
+    EditManuscript {
+        name: "edit_manuscript",
+        description: "Change part of a chapter or section: give exact `edits`, SEARCH/REPLACE blocks, or an `instruction`. The person reviews the diff first.",
+        parameters: edit_schema("section_id"),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let plan = edit::plan("edit_manuscript", args, ctx).await?;
+            Ok(ToolOutput::text(plan.apply(ctx, "edit_manuscript").await?))
+        }
+    }
+}
+
+tool! {
+    /// Replaces a section's whole text.
+    UpdateManuscript {
+        name: "update_manuscript",
+        description: "Replace the whole text of a chapter or section (for rewrites; prefer edit_manuscript for changes).",
+        parameters: object(json!({ "section_id": { "type": "string" }, "content": { "type": "string" } }), &["section_id", "content"]),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let plan = edit::plan("update_manuscript", args, ctx).await?;
+            Ok(ToolOutput::text(plan.apply(ctx, "update_manuscript").await?))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct AddPlotArgs {
+    project_id: String,
+    title: String,
+    #[serde(default)]
+    summary: String,
+    #[serde(default)]
+    parent_id: Option<String>,
+}
+
+tool! {
+    /// Adds a plot item.
+    AddPlotItem {
+        name: "add_plot_item",
+        description: "Add a plot item (act, scene, beat) at the end of its parent's children.",
+        parameters: object(json!({ "project_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" }, "parent_id": { "type": "string" } }), &["project_id", "title"]),
+        read_only: false,
+        approval: false,
+        persists: None,
+        call: |args, ctx| {
+            let a: AddPlotArgs = parse_args("add_plot_item", args)?;
+            ctx.db.project(&a.project_id).await?;
+            let siblings = ctx.db.plot(&a.project_id).await?;
+            let order = siblings.iter().filter(|i| i.parent_id == a.parent_id).map(|i| i.order).fold(0.0, f64::max) + 1.0;
+            let now = crate::platform::now_ms();
+            let item = PlotItem { id: crate::platform::random_id(), project_id: a.project_id, parent_id: a.parent_id, title: a.title, summary: a.summary, order, created_at: now, updated_at: now };
+            ctx.db.save_plot_item(&item, Some(Origin::Agent), "add_plot_item").await?;
+            Ok(ToolOutput::text(format!("Added plot item {} ({}).", item.id, item.title)))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct UpdatePlotArgs {
+    #[serde(alias = "id")]
+    item_id: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+}
+
+tool! {
+    /// Renames or re-summarises a plot item.
+    UpdatePlotItem {
+        name: "update_plot_item",
+        description: "Change a plot item's title and/or summary.",
+        parameters: object(json!({ "item_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" } }), &["item_id"]),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let a: UpdatePlotArgs = parse_args("update_plot_item", args)?;
+            let mut item = ctx.db.plot_item(&a.item_id).await?;
+            if let Some(t) = a.title { item.title = t; }
+            if let Some(s) = a.summary { item.summary = s; }
+            item.updated_at = crate::platform::now_ms();
+            ctx.db.save_plot_item(&item, Some(Origin::Agent), "update_plot_item").await?;
+            Ok(ToolOutput::text(format!("Updated plot item {}.", item.title)))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct MovePlotArgs {
+    #[serde(alias = "id")]
+    item_id: String,
+    #[serde(default)]
+    parent_id: Option<String>,
+    order: f64,
+}
+
+tool! {
+    /// Moves a plot item under another parent or to another position.
+    MovePlotItem {
+        name: "move_plot_item",
+        description: "Move a plot item: set its parent (omit for top level) and its order among siblings.",
+        parameters: object(json!({ "item_id": { "type": "string" }, "parent_id": { "type": "string" }, "order": { "type": "number" } }), &["item_id", "order"]),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            let a: MovePlotArgs = parse_args("move_plot_item", args)?;
+            let mut item = ctx.db.plot_item(&a.item_id).await?;
+            if let Some(parent) = &a.parent_id {
+                if parent == &item.id {
+                    return Err(ToolError::failed("invalid_move", "an item cannot be its own parent"));
+                }
+                ctx.db.plot_item(parent).await?;
+            }
+            item.parent_id = a.parent_id;
+            item.order = a.order;
+            item.updated_at = crate::platform::now_ms();
+            ctx.db.save_plot_item(&item, Some(Origin::Agent), "move_plot_item").await?;
+            Ok(ToolOutput::text(format!("Moved plot item {}.", item.title)))
+        }
+    }
+}
+
+tool! {
+    /// Deletes a plot item and its children.
+    DeletePlotItem {
+        name: "delete_plot_item",
+        description: "Delete a plot item and everything under it.",
+        parameters: object(json!({ "item_id": { "type": "string" } }), &["item_id"]),
+        read_only: false,
+        approval: true,
+        persists: None,
+        call: |args, ctx| {
+            #[derive(Deserialize)]
+            struct A { #[serde(alias = "id")] item_id: String }
+            let a: A = parse_args("delete_plot_item", args)?;
+            let item = ctx.db.plot_item(&a.item_id).await?;
+            ctx.db.delete_plot_item(&item.id, Some(Origin::Agent)).await?;
+            Ok(ToolOutput::text(format!("Deleted plot item {}.", item.title)))
+        }
+    }
+}

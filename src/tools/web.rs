@@ -1,0 +1,132 @@
+//! Web tools, through the proxy: search and open a page. [`WebTools`] is
+//! the seam: the browser implementation calls the proxy's endpoints; native
+//! tests use [`ScriptedWeb`].
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{parse_args, Tool, ToolError, ToolOutput};
+use crate::store::ArtifactType;
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub title: String,
+    pub url: String,
+    pub content: String,
+}
+
+/// A fetched page as Markdown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebPage {
+    pub url: String,
+    pub title: String,
+    pub markdown: String,
+}
+
+/// Web access (the proxy's `/api/tools/*`).
+#[async_trait(?Send)]
+pub trait WebTools {
+    async fn search(&self, query: &str, max_results: u32) -> Result<Vec<SearchResult>, ToolError>;
+    async fn open_url(&self, url: &str) -> Result<WebPage, ToolError>;
+}
+
+/// Canned web answers for native tests; records every query.
+#[derive(Default)]
+pub struct ScriptedWeb {
+    pub results: RefCell<Vec<SearchResult>>,
+    pub pages: RefCell<Vec<WebPage>>,
+    pub queries: RefCell<Vec<String>>,
+}
+
+#[async_trait(?Send)]
+impl WebTools for ScriptedWeb {
+    async fn search(&self, query: &str, max_results: u32) -> Result<Vec<SearchResult>, ToolError> {
+        self.queries.borrow_mut().push(query.to_owned());
+        Ok(self
+            .results
+            .borrow()
+            .iter()
+            .take(max_results as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn open_url(&self, url: &str) -> Result<WebPage, ToolError> {
+        self.pages
+            .borrow()
+            .iter()
+            .find(|p| p.url == url)
+            .cloned()
+            .ok_or_else(|| ToolError::failed("fetch_failed", format!("cannot open {url}")))
+    }
+}
+
+pub fn tools() -> Vec<Rc<dyn Tool>> {
+    vec![Rc::new(WebSearch), Rc::new(OpenUrl)]
+}
+
+#[derive(Deserialize)]
+struct SearchArgs {
+    query: String,
+    #[serde(default)]
+    max_results: Option<u32>,
+}
+
+/// Search results as Markdown for the model (and the artifact).
+pub fn format_results(results: &[SearchResult]) -> String {
+    if results.is_empty() {
+        return "No results.".into();
+    }
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("[{}] {}\n{}\n{}", i + 1, r.title, r.url, r.content))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+tool! {
+    /// Searches the web.
+    WebSearch {
+        name: "web_search",
+        description: "Search the web for current or external information. Returns titles, URLs and extracts; cite them.",
+        parameters: json!({ "type": "object", "properties": {
+            "query": { "type": "string" }, "max_results": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["query"] }),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::WebSearch),
+        call: |args, ctx| {
+            let a: SearchArgs = parse_args("web_search", args)?;
+            if a.query.trim().is_empty() {
+                return Err(ToolError::InvalidArguments { tool: "web_search".into(), message: "`query` is empty".into() });
+            }
+            let results = ctx.web.search(a.query.trim(), a.max_results.unwrap_or(5).clamp(1, 10)).await?;
+            Ok(ToolOutput::text(format_results(&results)).titled(format!("Search: {}", a.query.trim())))
+        }
+    }
+}
+
+tool! {
+    /// Opens a page as Markdown.
+    OpenUrl {
+        name: "open_url",
+        description: "Open a web page and read it as Markdown (pages that need JavaScript to render are not supported).",
+        parameters: json!({ "type": "object", "properties": { "url": { "type": "string" } }, "required": ["url"] }),
+        read_only: true,
+        approval: false,
+        persists: Some(ArtifactType::WebSearch),
+        call: |args, ctx| {
+            #[derive(Deserialize)]
+            struct A { url: String }
+            let a: A = parse_args("open_url", args)?;
+            let page = ctx.web.open_url(a.url.trim()).await?;
+            let title = if page.title.trim().is_empty() { page.url.clone() } else { page.title.clone() };
+            Ok(ToolOutput::text(format!("# {title}\n{}\n\n{}", page.url, page.markdown)).titled(title))
+        }
+    }
+}
