@@ -135,13 +135,27 @@ fn from_js(store: &str, value: JsValue) -> Result<Value> {
     })
 }
 
+/// IndexedDB version of schema version `n`: Dexie stores its version `n` as
+/// `n * 10`, so we do too; a database a Dexie app created at version 1 then
+/// upgrades cleanly to ours.
+pub const IDB_VERSION_FACTOR: u32 = 10;
+
 /// Creates what every version after `old` adds (runs inside `upgradeneeded`).
-fn upgrade(request: &IdbOpenDbRequest, old: u32) -> std::result::Result<(), JsValue> {
+fn upgrade(
+    request: &IdbOpenDbRequest,
+    old_idb_version: u32,
+    new_idb_version: u32,
+) -> std::result::Result<(), JsValue> {
+    let old = old_idb_version / IDB_VERSION_FACTOR;
+    let new = new_idb_version / IDB_VERSION_FACTOR;
     let db: IdbDatabase = request.result()?.unchecked_into();
     let tx = request
         .transaction()
         .ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
-    for version in VERSIONS.iter().filter(|v| v.number > old) {
+    for version in VERSIONS
+        .iter()
+        .filter(|v| v.number > old && v.number <= new)
+    {
         for spec in version.stores {
             let params = IdbObjectStoreParameters::new();
             params.set_key_path(&JsValue::from_str(spec.key_path));
@@ -189,13 +203,16 @@ impl IdbBackend {
                 StoreError::Backend("IndexedDB is not available in this browser context".into())
             })?;
         let request = factory
-            .open_with_u32(name, version)
+            .open_with_u32(name, version * IDB_VERSION_FACTOR)
             .map_err(|e| store_error(&e))?;
         let upgrading = request.clone();
         let on_upgrade = Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(
             move |event: IdbVersionChangeEvent| {
                 let old = event.old_version() as u32;
-                if let Err(e) = upgrade(&upgrading, old) {
+                let new = event
+                    .new_version()
+                    .map_or(version * IDB_VERSION_FACTOR, |v| v as u32);
+                if let Err(e) = upgrade(&upgrading, old, new) {
                     web_sys::console::error_2(
                         &JsValue::from_str("atelier-agent: schema upgrade failed"),
                         &e,

@@ -72,6 +72,15 @@ fn test() -> Result {
         .dir(&root))?;
 
     section("layer 2: browser tests (wasm-pack test, headless Chromium)");
+    // The storage tests load Dexie (the npm package) for the interop check.
+    tools::npm_ci(&root.join("www"))?;
+    let support = root.join("target/test-support");
+    std::fs::create_dir_all(&support).map_err(|e| e.to_string())?;
+    std::fs::copy(
+        root.join("www/node_modules/dexie/dist/dexie.mjs"),
+        support.join("dexie.js"),
+    )
+    .map_err(|e| format!("cannot copy dexie for the browser tests: {e}"))?;
     // The proxy-client tests talk to the real proxy and a scripted upstream.
     let fake = services::fake_upstream(&root)?;
     let proxy = services::proxy(&root, fake.port, &[("ATELIER_ALLOWED_ORIGINS", "*".into())])?;

@@ -1,0 +1,305 @@
+//! Browser tests of the storage layer on real IndexedDB in Chromium: CRUD,
+//! index queries, schema upgrades, Dexie interop, revisions and undo,
+//! export/import, a simulated full disk, and the agent resuming a pending
+//! review after a reload.
+#![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use atelier_agent::agent::{Agent, AgentEnv, AgentSettings, SendOptions};
+use atelier_agent::graph::PrunePolicy;
+use atelier_agent::llm::{ChatOutcome, ScriptedModel, Step, ToolCall};
+use atelier_agent::platform::random_id;
+use atelier_agent::store::{
+    schema, stores, ArtifactType, Backend, Db, IdbBackend, Lifecycle, Origin, SessionArtifact,
+    StoreCheckpointer, Write,
+};
+use atelier_agent::tools::{ScriptedWeb, ToolRegistry};
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+// Dexie from npm, copied to a .js path by `cargo xtask test` (the test
+// runner serves only .js as JavaScript).
+#[wasm_bindgen(module = "/target/test-support/dexie.js")]
+extern "C" {
+    type Dexie;
+    #[wasm_bindgen(constructor)]
+    fn new(name: &str) -> Dexie;
+}
+
+fn name(prefix: &str) -> String {
+    format!("{prefix}-{}", random_id())
+}
+
+async fn open(name: &str) -> (Rc<IdbBackend>, Db) {
+    let backend = Rc::new(IdbBackend::open(name).await.unwrap());
+    (backend.clone(), Db::new(backend))
+}
+
+#[wasm_bindgen_test]
+async fn crud_index_queries_revisions_and_undo() {
+    let db_name = name("crud");
+    let (backend, db) = open(&db_name).await;
+    let project = db.create_project("猫の話", "").await.unwrap();
+    let original = "\u{3000}吾輩は猫である。\r\n名前はまだ無い。\r\n";
+    let mut section = db
+        .add_section(&project.id, None, "第一章", original)
+        .await
+        .unwrap();
+    db.add_section(&project.id, None, "第二章", "")
+        .await
+        .unwrap();
+    assert_eq!(db.sections(&project.id).await.unwrap().len(), 2);
+    let a = db
+        .create_artifact(
+            "s1",
+            ArtifactType::WebSearch,
+            "Search: 東京",
+            "結果🦀",
+            Lifecycle::Overwritable,
+            Origin::Agent,
+        )
+        .await
+        .unwrap();
+    db.create_artifact(
+        "s2",
+        ArtifactType::Text,
+        "Other",
+        "x",
+        Lifecycle::Overwritable,
+        Origin::User,
+    )
+    .await
+    .unwrap();
+    assert_eq!(db.artifacts("s1").await.unwrap(), vec![a.clone()]);
+    db.set_artifact_active(&a.id, false).await.unwrap();
+    assert!(!db.artifact(&a.id).await.unwrap().is_active);
+
+    section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
+    db.save_section(&section, Some(Origin::Agent), "edit_manuscript")
+        .await
+        .unwrap();
+    db.undo_last(Origin::Agent).await.unwrap();
+    assert_eq!(
+        db.section(&section.id).await.unwrap().content,
+        original,
+        "byte for byte"
+    );
+    db.delete_project(&project.id).await.unwrap();
+    assert!(db.sections(&project.id).await.unwrap().is_empty());
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn upgrades_from_every_earlier_version_keep_the_data() {
+    for from in 1..schema::current_version() {
+        let db_name = name("upgrade");
+        let old = IdbBackend::open_at(&db_name, from).await.unwrap();
+        assert_eq!(old.store_names(), vec!["sessionArtifacts".to_owned()]);
+        // What that release wrote: an artifact record, straight into its store.
+        let a = SessionArtifact {
+            id: "kept-1".into(),
+            session_id: "s".into(),
+            kind: ArtifactType::Text,
+            title: "kept".into(),
+            content: "content".into(),
+            is_active: true,
+            created_at: 1.0,
+            updated_at: 2.0,
+            lifecycle: Lifecycle::Static,
+        };
+        old.write(vec![Write::Put {
+            store: stores::ARTIFACTS,
+            value: serde_json::to_value(&a).unwrap(),
+        }])
+        .await
+        .unwrap();
+        old.close();
+        let (backend, db) = open(&db_name).await;
+        let mut names = backend.store_names();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "checkpoints",
+                "manuscripts",
+                "memories",
+                "plots",
+                "projects",
+                "revisions",
+                "sessionArtifacts",
+                "settings"
+            ]
+        );
+        assert_eq!(db.artifact(&a.id).await.unwrap(), a);
+        backend.close();
+        IdbBackend::delete(&db_name).await.unwrap();
+    }
+}
+
+async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> JsValue {
+    let f: Function = Reflect::get(target, &method.into())
+        .unwrap()
+        .unchecked_into();
+    let result = f.apply(target, &args.iter().collect::<Array>()).unwrap();
+    // Dexie returns its own thenables: adopt them into a native promise.
+    JsFuture::from(Promise::resolve(&result)).await.unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn artifacts_written_by_a_dexie_app_read_back() {
+    let db_name = name("dexie");
+    let dexie: JsValue = Dexie::new(&db_name).into();
+    let version = call(&dexie, "version", &[1.into()]).await;
+    let stores = Object::new();
+    Reflect::set(&stores, &"sessionArtifacts".into(), &"id, sessionId".into()).unwrap();
+    call(&version, "stores", &[stores.into()]).await;
+    let table = call(&dexie, "table", &["sessionArtifacts".into()]).await;
+    let records = js_sys::JSON::parse(
+        r#"[{"id":"d-1","sessionId":"s","type":"web_search","title":"Search: 京都","content":"寺","isActive":true,"createdAt":1700000000000,"updatedAt":1700000000000},
+            {"id":"d-2","sessionId":"s","type":"text","title":"Note","content":"n","isActive":false,"createdAt":1700000001000,"updatedAt":1700000002000}]"#,
+    )
+    .unwrap();
+    call(&table, "bulkPut", &[records]).await;
+    assert_eq!(call(&table, "count", &[]).await.as_f64(), Some(2.0));
+    call(&dexie, "close", &[]).await;
+
+    let (backend, db) = open(&db_name).await;
+    let list = db.artifacts("s").await.unwrap();
+    assert_eq!(list.len(), 2);
+    let d1 = db.artifact("d-1").await.unwrap();
+    assert_eq!(
+        (d1.title.as_str(), d1.kind, d1.is_active, d1.lifecycle),
+        (
+            "Search: 京都",
+            ArtifactType::WebSearch,
+            true,
+            Lifecycle::Overwritable
+        )
+    );
+    assert_eq!(d1.created_at, 1_700_000_000_000.0);
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn a_full_disk_is_typed_and_nothing_is_half_written() {
+    let db_name = name("quota");
+    let (backend, db) = open(&db_name).await;
+    let project = db.create_project("P", "").await.unwrap();
+    let section = db
+        .add_section(&project.id, None, "C", "before")
+        .await
+        .unwrap();
+    let mut changed = section.clone();
+    changed.content = "after".into();
+    backend.fail_next_write_with("QuotaExceededError");
+    let err = db
+        .save_section(&changed, Some(Origin::Agent), "update_manuscript")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "quota_exceeded");
+    assert_eq!(db.section(&section.id).await.unwrap().content, "before");
+    assert!(
+        db.revisions(Origin::Agent).await.unwrap().is_empty(),
+        "the revision went with the aborted batch"
+    );
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn export_import_round_trip() {
+    let (a_backend, a) = open(&name("export-a")).await;
+    let p = a.create_project("Novel", "story").await.unwrap();
+    a.add_section(&p.id, None, "第一章", "本文\n")
+        .await
+        .unwrap();
+    let exported = a.export_project(&p.id).await.unwrap();
+    let (b_backend, b) = open(&name("export-b")).await;
+    b.import_project(&exported).await.unwrap();
+    assert_eq!(b.export_project(&p.id).await.unwrap(), exported);
+    a_backend.close();
+    b_backend.close();
+}
+
+fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
+    let env = AgentEnv {
+        db: Db::new(backend.clone()),
+        model: Rc::new(model),
+        web: Rc::new(ScriptedWeb::default()),
+        tools: ToolRegistry::standard(),
+        settings: RefCell::new(AgentSettings::default()),
+    };
+    Agent::new(
+        env,
+        Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())),
+    )
+}
+
+#[wasm_bindgen_test]
+async fn a_pending_review_survives_a_reload_and_can_be_approved() {
+    let db_name = name("reload");
+    let (backend, db) = open(&db_name).await;
+    let p = db.create_project("P", "").await.unwrap();
+    let s = db
+        .add_section(&p.id, None, "一", "\u{3000}吾輩は猫である。\n")
+        .await
+        .unwrap();
+    let model = ScriptedModel::new([
+        Step::Reply(ChatOutcome::text(
+            r#"{"strategy":"writing","reasoning":"edit"}"#,
+        )),
+        Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
+            "c1",
+            "edit_manuscript",
+            &json!({"section_id": s.id, "edits": [{"search": "猫", "replace": "犬"}]}),
+        )])),
+    ]);
+    let agent = agent_on(backend.clone(), model);
+    let options = SendOptions {
+        agent_mode: true,
+        ..SendOptions::default()
+    };
+    let paused = agent
+        .send("session", "猫を犬に", options.clone())
+        .await
+        .unwrap();
+    assert_eq!(paused.status, "interrupted");
+    drop(agent);
+    backend.close();
+
+    // A new page load: new connection, new engine.
+    let (backend, db) = open(&db_name).await;
+    let agent = agent_on(
+        backend.clone(),
+        ScriptedModel::new([Step::Reply(ChatOutcome::text("Done."))]),
+    );
+    let review = agent
+        .pending_review("session")
+        .await
+        .unwrap()
+        .expect("the review survived");
+    assert!(review["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+\u{3000}吾輩は犬である。"));
+    let done = agent
+        .resume("session", json!({"approved": true}), options)
+        .await
+        .unwrap();
+    assert_eq!(done.status, "completed");
+    assert_eq!(
+        db.section(&s.id).await.unwrap().content,
+        "\u{3000}吾輩は犬である。\n"
+    );
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
