@@ -60,30 +60,21 @@ fn bench(c: &mut Criterion) {
         let edits = spread_edits(&doc);
         assert!(apply_edits(&doc, &edits).is_ok());
         group.throughput(Throughput::Bytes(doc.len() as u64));
-        group.bench_with_input(
-            BenchmarkId::new("100_edits", format!("{mb}MB")),
-            &doc,
-            |b, doc| b.iter(|| apply_edits(black_box(doc), black_box(&edits)).unwrap()),
-        );
+        group.bench_with_input(BenchmarkId::new("100_edits", format!("{mb}MB")), &doc, |b, doc| {
+            b.iter(|| apply_edits(black_box(doc), black_box(&edits)).unwrap())
+        });
 
         let lines = doc.lines().count();
         let exact = [Edit::new(format!("段落{}：", lines / 2), "第一段：")];
-        group.bench_with_input(
-            BenchmarkId::new("one_edit/exact", format!("{mb}MB")),
-            &doc,
-            |b, doc| b.iter(|| apply_edits(black_box(doc), black_box(&exact)).unwrap()),
-        );
+        group.bench_with_input(BenchmarkId::new("one_edit/exact", format!("{mb}MB")), &doc, |b, doc| {
+            b.iter(|| apply_edits(black_box(doc), black_box(&exact)).unwrap())
+        });
 
-        let missing = [Edit::new(
-            "A zebra crossed the frozen canal at dawn.\n",
-            "x\n",
-        )];
+        let missing = [Edit::new("A zebra crossed the frozen canal at dawn.\n", "x\n")];
         assert!(apply_edits(&doc, &missing).is_err());
-        group.bench_with_input(
-            BenchmarkId::new("one_edit/no_match", format!("{mb}MB")),
-            &doc,
-            |b, doc| b.iter(|| apply_edits(black_box(doc), black_box(&missing)).unwrap_err()),
-        );
+        group.bench_with_input(BenchmarkId::new("one_edit/no_match", format!("{mb}MB")), &doc, |b, doc| {
+            b.iter(|| apply_edits(black_box(doc), black_box(&missing)).unwrap_err())
+        });
     }
     group.finish();
 }

@@ -26,9 +26,7 @@ pub struct CancelToken(Rc<Inner>);
 
 impl std::fmt::Debug for CancelToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CancelToken")
-            .field("cancelled", &self.is_cancelled())
-            .finish()
+        f.debug_struct("CancelToken").field("cancelled", &self.is_cancelled()).finish()
     }
 }
 
@@ -119,10 +117,7 @@ mod tests {
         let late = Rc::new(Cell::new(false));
         let l = late.clone();
         token.on_cancel(move || l.set(true));
-        assert!(
-            late.get(),
-            "a callback registered after cancel runs at once"
-        );
+        assert!(late.get(), "a callback registered after cancel runs at once");
     }
 
     #[test]
@@ -132,9 +127,6 @@ mod tests {
         let out = futures_executor::block_on(until_cancelled(&token, std::future::pending::<u8>()));
         assert_eq!(out, None);
         let fresh = CancelToken::new();
-        assert_eq!(
-            futures_executor::block_on(until_cancelled(&fresh, async { 7 })),
-            Some(7)
-        );
+        assert_eq!(futures_executor::block_on(until_cancelled(&fresh, async { 7 })), Some(7));
     }
 }

@@ -31,9 +31,7 @@ mod imp {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     pub fn now_ms() -> f64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     }
 
     thread_local! {
@@ -92,12 +90,5 @@ pub fn random_id() -> String {
     words[1] = (words[1] & 0xFFFF_0FFF) | 0x4000;
     words[2] = (words[2] & 0x3FFF_FFFF) | 0x8000_0000;
     let hex: String = words.iter().map(|w| format!("{w:08x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }

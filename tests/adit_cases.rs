@@ -30,12 +30,7 @@ const fn ok(
     text: &'static str,
     levels: &'static [MatchLevel],
 ) -> Case {
-    Case {
-        name,
-        doc,
-        input: Input::Pairs(pairs),
-        expect: Expect::Text(text, levels),
-    }
+    Case { name, doc, input: Input::Pairs(pairs), expect: Expect::Text(text, levels) }
 }
 
 const fn err(
@@ -45,12 +40,7 @@ const fn err(
     code: &'static str,
     index: usize,
 ) -> Case {
-    Case {
-        name,
-        doc,
-        input: Input::Pairs(pairs),
-        expect: Expect::Fails(code, index),
-    }
+    Case { name, doc, input: Input::Pairs(pairs), expect: Expect::Fails(code, index) }
 }
 
 const fn reply_ok(
@@ -60,12 +50,7 @@ const fn reply_ok(
     text: &'static str,
     levels: &'static [MatchLevel],
 ) -> Case {
-    Case {
-        name,
-        doc,
-        input: Input::Reply(reply),
-        expect: Expect::Text(text, levels),
-    }
+    Case { name, doc, input: Input::Reply(reply), expect: Expect::Text(text, levels) }
 }
 
 const fn reply_err(
@@ -75,12 +60,7 @@ const fn reply_err(
     code: &'static str,
     index: usize,
 ) -> Case {
-    Case {
-        name,
-        doc,
-        input: Input::Reply(reply),
-        expect: Expect::Fails(code, index),
-    }
+    Case { name, doc, input: Input::Reply(reply), expect: Expect::Fails(code, index) }
 }
 
 const BLOCK: &str = "<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n";
@@ -218,35 +198,21 @@ fn case_table() {
         let verdict = match (&case.expect, outcome) {
             (Expect::Text(text, levels), Ok(applied)) => {
                 let got: Vec<MatchLevel> = applied.reports.iter().map(|r| r.level).collect();
-                (applied.text != *text || got != *levels).then(|| {
-                    format!(
-                        "got {:?} {:?}, want {:?} {:?}",
-                        applied.text, got, text, levels
-                    )
-                })
+                (applied.text != *text || got != *levels)
+                    .then(|| format!("got {:?} {:?}, want {:?} {:?}", applied.text, got, text, levels))
             }
             (Expect::Fails(code, index), Err(e)) => ((e.code(), e.index()) != (*code, *index))
                 .then(|| format!("got {}@{} ({e}), want {code}@{index}", e.code(), e.index())),
-            (Expect::Text(text, _), Err(e)) => Some(format!(
-                "want {text:?}, got error {}@{}: {e}",
-                e.code(),
-                e.index()
-            )),
-            (Expect::Fails(code, index), Ok(applied)) => {
-                Some(format!("want {code}@{index}, got {:?}", applied.text))
+            (Expect::Text(text, _), Err(e)) => {
+                Some(format!("want {text:?}, got error {}@{}: {e}", e.code(), e.index()))
             }
+            (Expect::Fails(code, index), Ok(applied)) => Some(format!("want {code}@{index}, got {:?}", applied.text)),
         };
         if let Some(why) = verdict {
             failures.push(format!("{}: {why}", case.name));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        CASES.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), CASES.len(), failures.join("\n"));
 }
 
 #[test]
@@ -264,20 +230,10 @@ fn ambiguity_lists_candidate_lines() {
 #[test]
 fn no_match_quotes_the_closest_region() {
     let doc = "# Chapter 1\n\nThe rain fell on the town.\nNobody was awake.\n\n# Chapter 2\n";
-    let err = apply_edits(
-        doc,
-        &[Edit::new(
-            "The rain fell on the city.\nNobody was awake.\n",
-            "x\n",
-        )],
-    )
-    .unwrap_err();
+    let err = apply_edits(doc, &[Edit::new("The rain fell on the city.\nNobody was awake.\n", "x\n")]).unwrap_err();
     let message = err.to_string();
     match err {
-        atelier_agent::adit::AditError::NoMatch {
-            closest: Some(region),
-            index,
-        } => {
+        atelier_agent::adit::AditError::NoMatch { closest: Some(region), index } => {
             assert_eq!(index, 0);
             assert_eq!((region.start_line, region.end_line), (3, 4));
             assert_eq!(region.text, "The rain fell on the town.\nNobody was awake.");
@@ -292,10 +248,7 @@ fn no_match_finds_a_region_from_a_later_line() {
     let doc = "alpha\nbeta gamma\ndelta\n";
     let err = apply_edits(doc, &[Edit::new("ALPHA\nbeta gamma\n", "x")]).unwrap_err();
     match err {
-        atelier_agent::adit::AditError::NoMatch {
-            closest: Some(region),
-            ..
-        } => {
+        atelier_agent::adit::AditError::NoMatch { closest: Some(region), .. } => {
             assert_eq!((region.start_line, region.end_line), (1, 2));
         }
         other => panic!("expected a closest region, got {other:?}"),
@@ -311,8 +264,7 @@ fn reports_name_the_line_of_each_edit() {
 
 #[test]
 fn parse_errors_name_the_line() {
-    let err =
-        apply_search_replace("x\n", "intro\n<<<<<<< SEARCH\nx\n=======\ny\n=======\n").unwrap_err();
+    let err = apply_search_replace("x\n", "intro\n<<<<<<< SEARCH\nx\n=======\ny\n=======\n").unwrap_err();
     match err {
         atelier_agent::adit::AditError::Parse { line, index, .. } => {
             assert_eq!((line, index), (6, 0))
@@ -325,20 +277,10 @@ fn parse_errors_name_the_line() {
 
 #[test]
 fn no_match_region_when_a_line_differs_in_the_middle() {
-    let err = apply_edits(
-        "one\ntwo words here\nthree\n",
-        &[Edit::new("two words there\n", "x")],
-    )
-    .unwrap_err();
+    let err = apply_edits("one\ntwo words here\nthree\n", &[Edit::new("two words there\n", "x")]).unwrap_err();
     match err {
-        atelier_agent::adit::AditError::NoMatch {
-            closest: Some(region),
-            ..
-        } => {
-            assert_eq!(
-                (region.start_line, region.text.as_str()),
-                (2, "two words here")
-            );
+        atelier_agent::adit::AditError::NoMatch { closest: Some(region), .. } => {
+            assert_eq!((region.start_line, region.text.as_str()), (2, "two words here"));
         }
         other => panic!("expected a closest region, got {other:?}"),
     }

@@ -10,25 +10,14 @@ use proptest::prelude::*;
 /// Documents over a small alphabet so that repeats and near-misses are common.
 fn doc_text() -> impl Strategy<Value = String> {
     proptest::collection::vec(
-        prop_oneof![
-            Just("a"),
-            Just("b"),
-            Just(" "),
-            Just("\n"),
-            Just("\t"),
-            Just("あ"),
-            Just("\u{3000}"),
-            Just("🦀"),
-        ],
+        prop_oneof![Just("a"), Just("b"), Just(" "), Just("\n"), Just("\t"), Just("あ"), Just("\u{3000}"), Just("🦀"),],
         0..60,
     )
     .prop_map(|parts| parts.concat())
 }
 
 fn overlapping_count(hay: &str, needle: &str) -> usize {
-    (0..hay.len())
-        .filter(|&i| hay.is_char_boundary(i) && hay[i..].starts_with(needle))
-        .count()
+    (0..hay.len()).filter(|&i| hay.is_char_boundary(i) && hay[i..].starts_with(needle)).count()
 }
 
 proptest! {

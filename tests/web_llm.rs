@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use atelier_agent::cancel::CancelToken;
 use atelier_agent::llm::{
-    ask_structured, ChatModel, ChatRequest, Delta, LlmError, Message, ProxyConfig, ProxyModel,
-    RetryPolicy, StructuredPath,
+    ask_structured, ChatModel, ChatRequest, Delta, LlmError, Message, ProxyConfig, ProxyModel, RetryPolicy,
+    StructuredPath,
 };
 use serde_json::{json, Value};
 use wasm_bindgen::JsCast;
@@ -25,9 +25,7 @@ const FAKE: Option<&str> = option_env!("ATELIER_TEST_FAKE");
 fn urls() -> (&'static str, &'static str) {
     (
         PROXY.expect("run through `cargo xtask test`, which starts the proxy (ATELIER_TEST_PROXY)"),
-        FAKE.expect(
-            "run through `cargo xtask test`, which starts the fake upstream (ATELIER_TEST_FAKE)",
-        ),
+        FAKE.expect("run through `cargo xtask test`, which starts the fake upstream (ATELIER_TEST_FAKE)"),
     )
 }
 
@@ -38,15 +36,8 @@ async fn control(path: &str, body: Value) -> Value {
     init.set_body(&wasm_bindgen::JsValue::from_str(&body.to_string()));
     let window = web_sys::window().unwrap();
     let response: web_sys::Response =
-        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init))
-            .await
-            .unwrap()
-            .unchecked_into();
-    let text = JsFuture::from(response.text().unwrap())
-        .await
-        .unwrap()
-        .as_string()
-        .unwrap();
+        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init)).await.unwrap().unchecked_into();
+    let text = JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -64,11 +55,7 @@ fn model() -> ProxyModel {
     ProxyModel::new(ProxyConfig {
         base_url: proxy.to_owned(),
         client_token: None,
-        retry: RetryPolicy {
-            max_retries: 2,
-            base_delay: Duration::from_millis(10),
-            ..RetryPolicy::default()
-        },
+        retry: RetryPolicy { max_retries: 2, base_delay: Duration::from_millis(10), ..RetryPolicy::default() },
     })
 }
 
@@ -93,10 +80,7 @@ async fn deltas_arrive_before_the_answer_is_complete() {
             });
         }
     };
-    let outcome = model()
-        .chat(request(), &mut on_delta, &CancelToken::new())
-        .await
-        .unwrap();
+    let outcome = model().chat(request(), &mut on_delta, &CancelToken::new()).await.unwrap();
     assert_eq!(outcome.message.text(), "Hello, world");
     let deltas = deltas.borrow();
     assert!(deltas.len() >= 2, "{deltas:?}");
@@ -129,50 +113,30 @@ async fn retries_after_a_429() {
         { "type": "text", "text": "after the retry" }
     ]))
     .await;
-    let outcome = model()
-        .chat(request(), &mut |_| {}, &CancelToken::new())
-        .await
-        .unwrap();
+    let outcome = model().chat(request(), &mut |_| {}, &CancelToken::new()).await.unwrap();
     assert_eq!(outcome.message.text(), "after the retry");
     assert_eq!(log().await["requests"].as_array().unwrap().len(), 2);
 }
 
 #[wasm_bindgen_test]
 async fn tool_calls_stream_through() {
-    script(json!([{ "type": "tool_calls", "calls": [{ "name": "web_search", "arguments": { "query": "東京 天気" } }] }])).await;
-    let outcome = model()
-        .chat(request(), &mut |_| {}, &CancelToken::new())
-        .await
-        .unwrap();
+    script(
+        json!([{ "type": "tool_calls", "calls": [{ "name": "web_search", "arguments": { "query": "東京 天気" } }] }]),
+    )
+    .await;
+    let outcome = model().chat(request(), &mut |_| {}, &CancelToken::new()).await.unwrap();
     let call = &outcome.message.tool_calls()[0];
     assert_eq!(call.function.name, "web_search");
-    assert_eq!(
-        serde_json::from_str::<Value>(&call.function.arguments).unwrap(),
-        json!({ "query": "東京 天気" })
-    );
-    assert_eq!(
-        log().await["requests"][0]["body"]["model"],
-        "main",
-        "no alias configured: the name passes as is"
-    );
+    assert_eq!(serde_json::from_str::<Value>(&call.function.arguments).unwrap(), json!({ "query": "東京 天気" }));
+    assert_eq!(log().await["requests"][0]["body"]["model"], "main", "no alias configured: the name passes as is");
 }
 
 #[wasm_bindgen_test]
 async fn errors_are_typed() {
-    script(
-        json!([{ "type": "error", "status": 401, "body": { "error": { "message": "bad key" } } }]),
-    )
-    .await;
-    let err = model()
-        .chat(request(), &mut |_| {}, &CancelToken::new())
-        .await
-        .unwrap_err();
+    script(json!([{ "type": "error", "status": 401, "body": { "error": { "message": "bad key" } } }])).await;
+    let err = model().chat(request(), &mut |_| {}, &CancelToken::new()).await.unwrap_err();
     assert_eq!(err.code(), "auth");
-    assert_eq!(
-        log().await["requests"].as_array().unwrap().len(),
-        1,
-        "auth errors are not retried"
-    );
+    assert_eq!(log().await["requests"].as_array().unwrap().len(), 1, "auth errors are not retried");
 }
 
 #[wasm_bindgen_test]
@@ -182,10 +146,9 @@ async fn structured_output_falls_back_to_the_prompt() {
         { "type": "text", "text": "Here you go: {\"strategy\": \"writing\"}" }
     ]))
     .await;
-    let schema = json!({ "type": "object", "properties": { "strategy": { "type": "string" } }, "required": ["strategy"] });
-    let out = ask_structured(&model(), request(), "route", &schema, &CancelToken::new())
-        .await
-        .unwrap();
+    let schema =
+        json!({ "type": "object", "properties": { "strategy": { "type": "string" } }, "required": ["strategy"] });
+    let out = ask_structured(&model(), request(), "route", &schema, &CancelToken::new()).await.unwrap();
     assert_eq!(out.path, StructuredPath::Prompt);
     assert_eq!(out.value, json!({ "strategy": "writing" }));
     let requests = log().await["requests"].clone();

@@ -12,8 +12,7 @@ use atelier_agent::graph::PrunePolicy;
 use atelier_agent::llm::{ChatOutcome, ScriptedModel, Step, ToolCall};
 use atelier_agent::platform::random_id;
 use atelier_agent::store::{
-    schema, stores, ArtifactType, Backend, Db, IdbBackend, Lifecycle, Origin, SessionArtifact,
-    StoreCheckpointer, Write,
+    schema, stores, ArtifactType, Backend, Db, IdbBackend, Lifecycle, Origin, SessionArtifact, StoreCheckpointer, Write,
 };
 use atelier_agent::tools::{ScriptedWeb, ToolRegistry};
 use js_sys::{Array, Function, Object, Promise, Reflect};
@@ -48,13 +47,8 @@ async fn crud_index_queries_revisions_and_undo() {
     let (backend, db) = open(&db_name).await;
     let project = db.create_project("猫の話", "").await.unwrap();
     let original = "\u{3000}吾輩は猫である。\r\n名前はまだ無い。\r\n";
-    let mut section = db
-        .add_section(&project.id, None, "第一章", original)
-        .await
-        .unwrap();
-    db.add_section(&project.id, None, "第二章", "")
-        .await
-        .unwrap();
+    let mut section = db.add_section(&project.id, None, "第一章", original).await.unwrap();
+    db.add_section(&project.id, None, "第二章", "").await.unwrap();
     assert_eq!(db.sections(&project.id).await.unwrap().len(), 2);
     let a = db
         .create_artifact(
@@ -67,30 +61,17 @@ async fn crud_index_queries_revisions_and_undo() {
         )
         .await
         .unwrap();
-    db.create_artifact(
-        "s2",
-        ArtifactType::Text,
-        "Other",
-        "x",
-        Lifecycle::Overwritable,
-        Origin::User,
-    )
-    .await
-    .unwrap();
+    db.create_artifact("s2", ArtifactType::Text, "Other", "x", Lifecycle::Overwritable, Origin::User).await.unwrap();
     assert_eq!(db.artifacts("s1").await.unwrap(), vec![a.clone()]);
+    assert_eq!(db.artifact_summaries("s1", true).await.unwrap()[0].snippet, "結果🦀");
     db.set_artifact_active(&a.id, false).await.unwrap();
     assert!(!db.artifact(&a.id).await.unwrap().is_active);
+    assert!(db.artifact_summaries("s1", true).await.unwrap().is_empty(), "the index entry follows the toggle");
 
     section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
-    db.save_section(&section, Some(Origin::Agent), "edit_manuscript")
-        .await
-        .unwrap();
+    db.save_section(&section, Some(Origin::Agent), "edit_manuscript").await.unwrap();
     db.undo_last(Origin::Agent).await.unwrap();
-    assert_eq!(
-        db.section(&section.id).await.unwrap().content,
-        original,
-        "byte for byte"
-    );
+    assert_eq!(db.section(&section.id).await.unwrap().content, original, "byte for byte");
     db.delete_project(&project.id).await.unwrap();
     assert!(db.sections(&project.id).await.unwrap().is_empty());
     backend.close();
@@ -102,7 +83,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
     for from in 1..schema::current_version() {
         let db_name = name("upgrade");
         let old = IdbBackend::open_at(&db_name, from).await.unwrap();
-        assert_eq!(old.store_names(), vec!["sessionArtifacts".to_owned()]);
+        assert!(old.store_names().contains(&"sessionArtifacts".to_owned()));
         // What that release wrote: an artifact record, straight into its store.
         let a = SessionArtifact {
             id: "kept-1".into(),
@@ -115,12 +96,9 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
             updated_at: 2.0,
             lifecycle: Lifecycle::Static,
         };
-        old.write(vec![Write::Put {
-            store: stores::ARTIFACTS,
-            value: serde_json::to_value(&a).unwrap(),
-        }])
-        .await
-        .unwrap();
+        old.write(vec![Write::Put { store: stores::ARTIFACTS, value: serde_json::to_value(&a).unwrap() }])
+            .await
+            .unwrap();
         old.close();
         let (backend, db) = open(&db_name).await;
         let mut names = backend.store_names();
@@ -128,6 +106,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
         assert_eq!(
             names,
             [
+                "artifactSnippets",
                 "checkpoints",
                 "manuscripts",
                 "memories",
@@ -139,15 +118,14 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
             ]
         );
         assert_eq!(db.artifact(&a.id).await.unwrap(), a);
+        assert_eq!(db.artifact_summaries("s", true).await.unwrap().len(), 1, "index entries were backfilled");
         backend.close();
         IdbBackend::delete(&db_name).await.unwrap();
     }
 }
 
 async fn call(target: &JsValue, method: &str, args: &[JsValue]) -> JsValue {
-    let f: Function = Reflect::get(target, &method.into())
-        .unwrap()
-        .unchecked_into();
+    let f: Function = Reflect::get(target, &method.into()).unwrap().unchecked_into();
     let result = f.apply(target, &args.iter().collect::<Array>()).unwrap();
     // Dexie returns its own thenables: adopt them into a native promise.
     JsFuture::from(Promise::resolve(&result)).await.unwrap()
@@ -177,14 +155,14 @@ async fn artifacts_written_by_a_dexie_app_read_back() {
     let d1 = db.artifact("d-1").await.unwrap();
     assert_eq!(
         (d1.title.as_str(), d1.kind, d1.is_active, d1.lifecycle),
-        (
-            "Search: 京都",
-            ArtifactType::WebSearch,
-            true,
-            Lifecycle::Overwritable
-        )
+        ("Search: 京都", ArtifactType::WebSearch, true, Lifecycle::Overwritable)
     );
     assert_eq!(d1.created_at, 1_700_000_000_000.0);
+    // The upgrade built their index entries (the snippet store).
+    let active = db.artifact_summaries("s", true).await.unwrap();
+    assert_eq!(active.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["d-1"]);
+    assert_eq!(active[0].snippet, "寺");
+    assert_eq!(db.artifact_summaries("s", false).await.unwrap().len(), 2);
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
@@ -194,23 +172,14 @@ async fn a_full_disk_is_typed_and_nothing_is_half_written() {
     let db_name = name("quota");
     let (backend, db) = open(&db_name).await;
     let project = db.create_project("P", "").await.unwrap();
-    let section = db
-        .add_section(&project.id, None, "C", "before")
-        .await
-        .unwrap();
+    let section = db.add_section(&project.id, None, "C", "before").await.unwrap();
     let mut changed = section.clone();
     changed.content = "after".into();
     backend.fail_next_write_with("QuotaExceededError");
-    let err = db
-        .save_section(&changed, Some(Origin::Agent), "update_manuscript")
-        .await
-        .unwrap_err();
+    let err = db.save_section(&changed, Some(Origin::Agent), "update_manuscript").await.unwrap_err();
     assert_eq!(err.code(), "quota_exceeded");
     assert_eq!(db.section(&section.id).await.unwrap().content, "before");
-    assert!(
-        db.revisions(Origin::Agent).await.unwrap().is_empty(),
-        "the revision went with the aborted batch"
-    );
+    assert!(db.revisions(Origin::Agent).await.unwrap().is_empty(), "the revision went with the aborted batch");
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
@@ -219,9 +188,7 @@ async fn a_full_disk_is_typed_and_nothing_is_half_written() {
 async fn export_import_round_trip() {
     let (a_backend, a) = open(&name("export-a")).await;
     let p = a.create_project("Novel", "story").await.unwrap();
-    a.add_section(&p.id, None, "第一章", "本文\n")
-        .await
-        .unwrap();
+    a.add_section(&p.id, None, "第一章", "本文\n").await.unwrap();
     let exported = a.export_project(&p.id).await.unwrap();
     let (b_backend, b) = open(&name("export-b")).await;
     b.import_project(&exported).await.unwrap();
@@ -238,10 +205,7 @@ fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
     };
-    Agent::new(
-        env,
-        Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())),
-    )
+    Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }
 
 #[wasm_bindgen_test]
@@ -249,14 +213,9 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     let db_name = name("reload");
     let (backend, db) = open(&db_name).await;
     let p = db.create_project("P", "").await.unwrap();
-    let s = db
-        .add_section(&p.id, None, "一", "\u{3000}吾輩は猫である。\n")
-        .await
-        .unwrap();
+    let s = db.add_section(&p.id, None, "一", "\u{3000}吾輩は猫である。\n").await.unwrap();
     let model = ScriptedModel::new([
-        Step::Reply(ChatOutcome::text(
-            r#"{"strategy":"writing","reasoning":"edit"}"#,
-        )),
+        Step::Reply(ChatOutcome::text(r#"{"strategy":"writing","reasoning":"edit"}"#)),
         Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
             "c1",
             "edit_manuscript",
@@ -264,42 +223,20 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
         )])),
     ]);
     let agent = agent_on(backend.clone(), model);
-    let options = SendOptions {
-        agent_mode: true,
-        ..SendOptions::default()
-    };
-    let paused = agent
-        .send("session", "猫を犬に", options.clone())
-        .await
-        .unwrap();
+    let options = SendOptions { agent_mode: true, ..SendOptions::default() };
+    let paused = agent.send("session", "猫を犬に", options.clone()).await.unwrap();
     assert_eq!(paused.status, "interrupted");
     drop(agent);
     backend.close();
 
     // A new page load: new connection, new engine.
     let (backend, db) = open(&db_name).await;
-    let agent = agent_on(
-        backend.clone(),
-        ScriptedModel::new([Step::Reply(ChatOutcome::text("Done."))]),
-    );
-    let review = agent
-        .pending_review("session")
-        .await
-        .unwrap()
-        .expect("the review survived");
-    assert!(review["diff"]
-        .as_str()
-        .unwrap()
-        .contains("+\u{3000}吾輩は犬である。"));
-    let done = agent
-        .resume("session", json!({"approved": true}), options)
-        .await
-        .unwrap();
+    let agent = agent_on(backend.clone(), ScriptedModel::new([Step::Reply(ChatOutcome::text("Done."))]));
+    let review = agent.pending_review("session").await.unwrap().expect("the review survived");
+    assert!(review["diff"].as_str().unwrap().contains("+\u{3000}吾輩は犬である。"));
+    let done = agent.resume("session", json!({"approved": true}), options).await.unwrap();
     assert_eq!(done.status, "completed");
-    assert_eq!(
-        db.section(&s.id).await.unwrap().content,
-        "\u{3000}吾輩は犬である。\n"
-    );
+    assert_eq!(db.section(&s.id).await.unwrap().content, "\u{3000}吾輩は犬である。\n");
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }

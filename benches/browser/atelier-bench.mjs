@@ -2,7 +2,8 @@
 // the same workloads as the anchors, run by the Rust/WASM engine in the same
 // Chromium. `cargo xtask bench` copies this file next to the bench build of
 // the package (pkg/bench) and runs the harness.
-import init, { GraphBench } from "./atelier_agent.js";
+import init, { GraphBench, StoreBench } from "./atelier_agent.js";
+import { STORE_DEFAULTS, storeData, fnv1a16, median, deleteDatabase } from "/lib/workload.js";
 
 await init();
 
@@ -21,4 +22,46 @@ export async function graphBench({ runs, turns }) {
   checkpointed.free();
 
   return { us_per_step: usPerStep, us_per_step_checkpointed: usPerStepCheckpointed, final_messages: finalMessages };
+}
+
+export async function storeBench(params = {}) {
+  const o = { ...STORE_DEFAULTS, ...params };
+  const dbName = o.dbName || "bench-extra";
+  const { bulk, single } = storeData(o);
+  const store = await StoreBench.open(dbName);
+  try {
+    let t0 = performance.now();
+    await store.bulkPut(bulk);
+    const bulkMs = performance.now() - t0;
+
+    const snippetTimes = [];
+    let snippet = "";
+    for (let k = 0; k < o.snippetReps; k++) {
+      t0 = performance.now();
+      snippet = await store.snippetIndex(o.querySession, o.snippetChars);
+      snippetTimes.push(performance.now() - t0);
+    }
+
+    const putTimes = [];
+    for (const rec of single) {
+      t0 = performance.now();
+      await store.put(rec);
+      putTimes.push(performance.now() - t0);
+    }
+    const finalCount = await store.count();
+    return {
+      bulk_put_rps: o.records / (bulkMs / 1000),
+      snippet_ms: median(snippetTimes),
+      single_put_ms: median(putTimes),
+      bulk_put_ms: bulkMs,
+      active_count: snippet ? snippet.split("\n\n### [ID: ").length : 0,
+      snippet_len: snippet.length,
+      snippet_fnv: fnv1a16(snippet),
+      final_count: finalCount,
+    };
+  } finally {
+    store.close();
+    store.free();
+    await deleteDatabase(dbName);
+  }
 }

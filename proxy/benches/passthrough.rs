@@ -23,10 +23,8 @@ async fn stream(Json(body): Json<Value>) -> Response {
     let chunks = spec["chunks"].as_u64().unwrap_or(10);
     let size = spec["chunk_bytes"].as_u64().unwrap_or(100) as usize;
     let interval = Duration::from_millis(spec["interval_ms"].as_u64().unwrap_or(0));
-    let payload = format!(
-        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n",
-        "x".repeat(size)
-    );
+    let payload =
+        format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n", "x".repeat(size));
     let events = futures_util::stream::iter(0..chunks).then(move |i| {
         let payload = payload.clone();
         async move {
@@ -37,10 +35,7 @@ async fn stream(Json(body): Json<Value>) -> Response {
         }
     });
     let done = futures_util::stream::once(async { Ok(Bytes::from_static(b"data: [DONE]\n\n")) });
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from_stream(events.chain(done)))
-        .unwrap()
+    Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(events.chain(done))).unwrap()
 }
 
 struct Proxy(Child);
@@ -76,11 +71,7 @@ async fn main() {
     let app = axum::Router::new().fallback(axum::routing::post(stream));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let _proxy = Proxy(
         Command::new(env!("CARGO_BIN_EXE_atelier-proxy"))
             .env("ATELIER_BIND", format!("127.0.0.1:{port}"))
@@ -91,19 +82,12 @@ async fn main() {
             .spawn()
             .expect("proxy binary"),
     );
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let direct = format!("http://{upstream}/v1/chat/completions");
     let proxied = format!("http://127.0.0.1:{port}/api/chat");
-    let client = reqwest::Client::builder()
-        .no_proxy()
-        .pool_max_idle_per_host(1024)
-        .build()
-        .unwrap();
+    let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(1024).build().unwrap();
 
     // 1. Time to first byte, interleaved so drift hits both alike.
     let small = json!({"model": "m", "stream": true, "messages": [], "bench": {"chunks": 5, "chunk_bytes": 64}});
@@ -134,14 +118,7 @@ async fn main() {
         let (_, bytes) = first_byte(&client, url, &big).await;
         rates.push(bytes as f64 / started.elapsed().as_secs_f64() / 1e6);
     }
-    let best = |offset: usize| {
-        rates
-            .iter()
-            .skip(offset)
-            .step_by(2)
-            .cloned()
-            .fold(0.0, f64::max)
-    };
+    let best = |offset: usize| rates.iter().skip(offset).step_by(2).cloned().fold(0.0, f64::max);
     println!(
         "{}",
         json!({"bench": "throughput_mb_s", "direct": best(0), "proxied": best(1), "ratio": best(1) / best(0)})
@@ -155,12 +132,7 @@ async fn main() {
             let client = reqwest::Client::builder().no_proxy().build().unwrap();
             let (url, body) = (proxied.clone(), held.clone());
             tokio::spawn(async move {
-                let response = client
-                    .post(&url)
-                    .json(&body)
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let response = client.post(&url).json(&body).send().await.map_err(|e| e.to_string())?;
                 if !response.status().is_success() {
                     return Err(format!("status {}", response.status()));
                 }

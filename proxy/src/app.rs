@@ -66,10 +66,7 @@ impl State {
     /// Prints what is configured (never a key).
     pub fn describe(&self, addr: &str) {
         let s = &self.0;
-        eprintln!(
-            "atelier-proxy: listening on http://{addr}, serving {}",
-            s.static_dir.display()
-        );
+        eprintln!("atelier-proxy: listening on http://{addr}, serving {}", s.static_dir.display());
         match &s.upstream {
             Some(u) => eprintln!("atelier-proxy: LLM upstream {} ({})", u.display_base(), u.source),
             None => eprintln!(

@@ -40,29 +40,17 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     let Some(upstream) = state.upstream.as_ref() else {
         return Err((not_configured(), None));
     };
-    let mut request: Value = serde_json::from_slice(&body).map_err(|e| {
-        (
-            ProxyError::bad_request(format!("the body is not JSON: {e}")),
-            None,
-        )
-    })?;
+    let mut request: Value = serde_json::from_slice(&body)
+        .map_err(|e| (ProxyError::bad_request(format!("the body is not JSON: {e}")), None))?;
     let Some(fields) = request.as_object_mut() else {
-        return Err((
-            ProxyError::bad_request("the body must be a JSON object"),
-            None,
-        ));
+        return Err((ProxyError::bad_request("the body must be a JSON object"), None));
     };
     let requested = fields.get("model").and_then(Value::as_str);
     match upstream.model_for(requested) {
         Some(model) => {
             fields.insert("model".into(), Value::String(model));
         }
-        None => {
-            return Err((
-                ProxyError::bad_request("no `model` given and no main model configured"),
-                None,
-            ))
-        }
+        None => return Err((ProxyError::bad_request("no `model` given and no main model configured"), None)),
     }
 
     let mut call = state
@@ -83,21 +71,16 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
         return Err((upstream_error(upstream, answer).await, Some(latency)));
     }
     let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
-    let is_stream = content_type
-        .as_ref()
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let is_stream =
+        content_type.as_ref().and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
     let redactor = upstream.clone();
-    let chunks = answer.bytes_stream().map(move |chunk| {
-        chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string())))
-    });
+    let chunks = answer
+        .bytes_stream()
+        .map(move |chunk| chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string()))));
     let mut response = Response::new(Body::from_stream(chunks));
     *response.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        content_type.unwrap_or_else(|| HeaderValue::from_static("application/json")),
-    );
+    headers.insert(header::CONTENT_TYPE, content_type.unwrap_or_else(|| HeaderValue::from_static("application/json")));
     if is_stream {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -122,14 +105,7 @@ fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
         (StatusCode::BAD_GATEWAY, "upstream_unreachable")
     };
     let detail = upstream.redact(&e.to_string());
-    ProxyError::new(
-        status,
-        kind,
-        format!(
-            "cannot reach the LLM upstream at {}: {detail}",
-            upstream.display_base()
-        ),
-    )
+    ProxyError::new(status, kind, format!("cannot reach the LLM upstream at {}: {detail}", upstream.display_base()))
 }
 
 /// Maps an upstream error answer to a JSON error with the same status.
@@ -149,29 +125,17 @@ async fn upstream_error(upstream: &Upstream, answer: reqwest::Response) -> Proxy
     let message = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| {
-            let m = v
-                .pointer("/error/message")
-                .or_else(|| v.get("error"))
-                .or_else(|| v.get("message"))?;
-            Some(
-                m.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| m.to_string()),
-            )
+            let m = v.pointer("/error/message").or_else(|| v.get("error")).or_else(|| v.get("message"))?;
+            Some(m.as_str().map(str::to_owned).unwrap_or_else(|| m.to_string()))
         })
         .unwrap_or_else(|| text.trim().chars().take(500).collect());
     let message = upstream.redact(&message);
     let lower = message.to_lowercase();
     let kind = match status.as_u16() {
-        400 if lower.contains("context")
-            && (lower.contains("length") || lower.contains("window")) =>
-        {
+        400 if lower.contains("context") && (lower.contains("length") || lower.contains("window")) => {
             "context_length_exceeded"
         }
-        400 if lower.contains("response_format")
-            || lower.contains("json_schema")
-            || lower.contains("structured") =>
-        {
+        400 if lower.contains("response_format") || lower.contains("json_schema") || lower.contains("structured") => {
             "structured_output_unsupported"
         }
         400 | 422 => "bad_request",
@@ -182,16 +146,9 @@ async fn upstream_error(upstream: &Upstream, answer: reqwest::Response) -> Proxy
         429 => "rate_limited",
         _ => "upstream_error",
     };
-    let message = if message.is_empty() {
-        format!("the upstream answered {status}")
-    } else {
-        message
-    };
-    let mut err = ProxyError::new(
-        StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY),
-        kind,
-        message,
-    );
+    let message = if message.is_empty() { format!("the upstream answered {status}") } else { message };
+    let mut err =
+        ProxyError::new(StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::BAD_GATEWAY), kind, message);
     err.upstream_status = Some(status.as_u16());
     err.retry_after = retry_after.and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok());
     err

@@ -21,13 +21,7 @@ pub struct ProxyError {
 
 impl ProxyError {
     pub fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ProxyError {
-        ProxyError {
-            status,
-            kind,
-            message: message.into(),
-            upstream_status: None,
-            retry_after: None,
-        }
+        ProxyError { status, kind, message: message.into(), upstream_status: None, retry_after: None }
     }
 
     pub fn bad_request(message: impl Into<String>) -> ProxyError {

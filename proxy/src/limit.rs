@@ -22,10 +22,7 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     pub fn new(per_minute: u32) -> RateLimiter {
-        RateLimiter {
-            per_minute,
-            buckets: Mutex::new(HashMap::new()),
-        }
+        RateLimiter { per_minute, buckets: Mutex::new(HashMap::new()) }
     }
 
     /// Takes one token for `ip`; `Err(seconds)` until the next one when empty.
@@ -39,9 +36,7 @@ impl RateLimiter {
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() > 10_000 {
             // Forget idle clients (full buckets) so the map stays small.
-            buckets.retain(|_, (tokens, at)| {
-                *tokens + at.elapsed().as_secs_f64() * per_second < capacity
-            });
+            buckets.retain(|_, (tokens, at)| *tokens + at.elapsed().as_secs_f64() * per_second < capacity);
         }
         let (tokens, at) = buckets.entry(ip).or_insert((capacity, now));
         *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * per_second).min(capacity);

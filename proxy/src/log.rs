@@ -20,10 +20,7 @@ pub async fn requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
     let ms = |d: Duration| (d.as_secs_f64() * 1e4).round() / 10.0;
-    let upstream = response
-        .extensions()
-        .get::<UpstreamLatency>()
-        .map(|u| ms(u.0));
+    let upstream = response.extensions().get::<UpstreamLatency>().map(|u| ms(u.0));
     let line = json!({
         "method": method,
         "path": path,

@@ -34,19 +34,13 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    let addr = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     state.describe(&addr);
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     let app = app::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    if let Err(e) = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-    {
+    if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
         eprintln!("atelier-proxy: {e}");
         std::process::exit(1);
     }

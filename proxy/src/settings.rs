@@ -70,12 +70,7 @@ pub struct Settings {
     pub autodetect: bool,
 
     /// Test-only: socket addresses open-url may fetch although they are not public.
-    #[arg(
-        long,
-        env = "ATELIER_OPEN_URL_ALLOW",
-        value_delimiter = ',',
-        hide = true
-    )]
+    #[arg(long, env = "ATELIER_OPEN_URL_ALLOW", value_delimiter = ',', hide = true)]
     pub open_url_allow: Vec<SocketAddr>,
 }
 

@@ -7,11 +7,7 @@ use std::time::Duration;
 use crate::settings::{non_empty, Settings};
 
 /// Loopback ports of the usual local OpenAI-compatible servers.
-const LOCAL_SERVERS: &[(u16, &str)] = &[
-    (11434, "Ollama"),
-    (8080, "llama.cpp server"),
-    (1234, "LM Studio"),
-];
+const LOCAL_SERVERS: &[(u16, &str)] = &[(11434, "Ollama"), (8080, "llama.cpp server"), (1234, "LM Studio")];
 
 /// Where chat requests go.
 #[derive(Debug, Clone)]
@@ -42,18 +38,10 @@ impl Upstream {
         if !settings.autodetect {
             return None;
         }
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(400))
-            .no_proxy()
-            .build()
-            .ok()?;
+        let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).no_proxy().build().ok()?;
         for (port, name) in LOCAL_SERVERS {
             let base = format!("http://127.0.0.1:{port}/v1");
-            let answered = client
-                .get(format!("{base}/models"))
-                .send()
-                .await
-                .is_ok_and(|r| r.status().is_success());
+            let answered = client.get(format!("{base}/models")).send().await.is_ok_and(|r| r.status().is_success());
             if answered {
                 return Some(make(&base, name));
             }
@@ -66,11 +54,7 @@ impl Upstream {
     pub fn model_for(&self, requested: Option<&str>) -> Option<String> {
         match requested {
             Some("main") | None => self.model_main.clone().or(requested.map(str::to_owned)),
-            Some("sub") => self
-                .model_sub
-                .clone()
-                .or_else(|| self.model_main.clone())
-                .or(Some("sub".into())),
+            Some("sub") => self.model_sub.clone().or_else(|| self.model_main.clone()).or(Some("sub".into())),
             Some(other) => Some(other.to_owned()),
         }
     }

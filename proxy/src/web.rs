@@ -37,10 +37,7 @@ struct SearchResult {
     content: String,
 }
 
-pub async fn search(
-    State(state): State<Arc<AppState>>,
-    Json(request): Json<SearchRequest>,
-) -> Response {
+pub async fn search(State(state): State<Arc<AppState>>, Json(request): Json<SearchRequest>) -> Response {
     let Some(endpoint) = state.search_url.as_deref() else {
         return ProxyError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -79,11 +76,7 @@ pub async fn search(
             let status = answer.status().as_u16();
             let mut err = ProxyError::new(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
-                if status == 429 {
-                    "rate_limited"
-                } else {
-                    "search_error"
-                },
+                if status == 429 { "rate_limited" } else { "search_error" },
                 format!("the search API answered {status}"),
             );
             err.upstream_status = Some(status);
@@ -91,9 +84,7 @@ pub async fn search(
             err.into_response()
         }
         Ok(answer) => match answer.json::<Value>().await {
-            Ok(v) => {
-                Json(json!({ "results": results_of(&v, max_results as usize) })).into_response()
-            }
+            Ok(v) => Json(json!({ "results": results_of(&v, max_results as usize) })).into_response(),
             Err(e) => ProxyError::new(
                 StatusCode::BAD_GATEWAY,
                 "search_error",
@@ -108,10 +99,7 @@ pub async fn search(
 
 fn results_of(answer: &Value, max: usize) -> Vec<SearchResult> {
     let text = |v: &Value, keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| v.get(*k).and_then(Value::as_str))
-            .unwrap_or_default()
-            .to_owned()
+        keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).unwrap_or_default().to_owned()
     };
     answer
         .get("results")
@@ -139,36 +127,24 @@ struct OpenUrlResponse {
     markdown: String,
 }
 
-pub async fn open_url(
-    State(state): State<Arc<AppState>>,
-    Json(request): Json<OpenUrlRequest>,
-) -> Response {
+pub async fn open_url(State(state): State<Arc<AppState>>, Json(request): Json<OpenUrlRequest>) -> Response {
     let started = Instant::now();
     let mut response = match fetch_page(&state, &request.url).await {
         Ok(page) => Json(page).into_response(),
         Err(e) => e.into_response(),
     };
-    response
-        .extensions_mut()
-        .insert(UpstreamLatency(started.elapsed()));
+    response.extensions_mut().insert(UpstreamLatency(started.elapsed()));
     response
 }
 
 fn refused(reason: impl std::fmt::Display) -> ProxyError {
-    ProxyError::new(
-        StatusCode::FORBIDDEN,
-        "url_refused",
-        format!("refused to open this URL: {reason}"),
-    )
+    ProxyError::new(StatusCode::FORBIDDEN, "url_refused", format!("refused to open this URL: {reason}"))
 }
 
 async fn fetch_page(state: &AppState, raw: &str) -> Result<OpenUrlResponse, ProxyError> {
-    let mut url =
-        Url::parse(raw.trim()).map_err(|e| ProxyError::bad_request(format!("not a URL: {e}")))?;
+    let mut url = Url::parse(raw.trim()).map_err(|e| ProxyError::bad_request(format!("not a URL: {e}")))?;
     for _ in 0..=MAX_REDIRECTS {
-        let target = ssrf::check(&url, &state.open_url_allow)
-            .await
-            .map_err(refused)?;
+        let target = ssrf::check(&url, &state.open_url_allow).await.map_err(refused)?;
         // A client per hop, pinned to the address that was checked: no second
         // DNS answer can send the connection elsewhere.
         let mut builder = reqwest::Client::builder()
@@ -179,48 +155,27 @@ async fn fetch_page(state: &AppState, raw: &str) -> Result<OpenUrlResponse, Prox
         if let Some(domain) = &target.domain {
             builder = builder.resolve(domain, target.addr);
         }
-        let client = builder.build().map_err(|e| {
-            ProxyError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })?;
+        let client = builder
+            .build()
+            .map_err(|e| ProxyError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
         let answer = client
             .get(url.clone())
-            .header(
-                header::ACCEPT,
-                "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
-            )
+            .header(header::ACCEPT, "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1")
             .send()
             .await
             .map_err(|e| {
-                ProxyError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "fetch_failed",
-                    format!("cannot fetch {url}: {e}"),
-                )
+                ProxyError::new(StatusCode::BAD_GATEWAY, "fetch_failed", format!("cannot fetch {url}: {e}"))
             })?;
         if answer.status().is_redirection() {
-            let location = answer
-                .headers()
-                .get(header::LOCATION)
-                .and_then(|l| l.to_str().ok())
-                .ok_or_else(|| {
-                    ProxyError::new(
-                        StatusCode::BAD_GATEWAY,
-                        "fetch_failed",
-                        "a redirect without a Location",
-                    )
-                })?;
-            url = url
-                .join(location)
-                .map_err(|e| refused(format!("bad redirect target: {e}")))?;
+            let location = answer.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()).ok_or_else(|| {
+                ProxyError::new(StatusCode::BAD_GATEWAY, "fetch_failed", "a redirect without a Location")
+            })?;
+            url = url.join(location).map_err(|e| refused(format!("bad redirect target: {e}")))?;
             continue;
         }
         if !answer.status().is_success() {
             let status = answer.status().as_u16();
-            let mut err = ProxyError::new(
-                StatusCode::BAD_GATEWAY,
-                "fetch_failed",
-                format!("{url} answered {status}"),
-            );
+            let mut err = ProxyError::new(StatusCode::BAD_GATEWAY, "fetch_failed", format!("{url} answered {status}"));
             err.upstream_status = Some(status);
             return Err(err);
         }
@@ -239,21 +194,9 @@ async fn fetch_page(state: &AppState, raw: &str) -> Result<OpenUrlResponse, Prox
             ));
         }
         let body = read_capped(answer).await?;
-        let (title, markdown) = if is_html {
-            html_to_markdown(&body)
-        } else {
-            (String::new(), body)
-        };
-        let title = if title.is_empty() {
-            url.to_string()
-        } else {
-            title
-        };
-        return Ok(OpenUrlResponse {
-            url: url.to_string(),
-            title,
-            markdown,
-        });
+        let (title, markdown) = if is_html { html_to_markdown(&body) } else { (String::new(), body) };
+        let title = if title.is_empty() { url.to_string() } else { title };
+        return Ok(OpenUrlResponse { url: url.to_string(), title, markdown });
     }
     Err(refused(format!("more than {MAX_REDIRECTS} redirects")))
 }
@@ -262,8 +205,7 @@ async fn read_capped(answer: reqwest::Response) -> Result<String, ProxyError> {
     let mut body = Vec::new();
     let mut stream = answer.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk
-            .map_err(|e| ProxyError::new(StatusCode::BAD_GATEWAY, "fetch_failed", e.to_string()))?;
+        let chunk = chunk.map_err(|e| ProxyError::new(StatusCode::BAD_GATEWAY, "fetch_failed", e.to_string()))?;
         let room = PAGE_BODY_LIMIT - body.len();
         body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if body.len() >= PAGE_BODY_LIMIT {
@@ -276,9 +218,7 @@ async fn read_capped(answer: reqwest::Response) -> Result<String, ProxyError> {
 /// The page's `<title>` and its Markdown, without scripts, styles and navigation.
 pub fn html_to_markdown(html: &str) -> (String, String) {
     let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec![
-            "script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "form",
-        ])
+        .skip_tags(vec!["script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "form"])
         .build();
     let markdown = converter.convert(html).unwrap_or_default();
     (title_of(html), markdown.trim().to_owned())
@@ -319,20 +259,14 @@ mod tests {
         assert_eq!(title, "A & B");
         assert!(md.contains("# Heading"), "{md}");
         assert!(md.contains("**bold**"), "{md}");
-        assert!(
-            !md.contains("alert") && !md.contains("Home") && !md.contains("p{}"),
-            "{md}"
-        );
+        assert!(!md.contains("alert") && !md.contains("Home") && !md.contains("p{}"), "{md}");
     }
 
     #[test]
     fn search_results_take_common_shapes() {
         let v = json!({"results": [{"title": "T", "url": "https://x", "content": "C"}, {"title": "U", "link": "https://y", "snippet": "S"}]});
         let r = results_of(&v, 5);
-        assert_eq!(
-            (r[1].url.as_str(), r[1].content.as_str()),
-            ("https://y", "S")
-        );
+        assert_eq!((r[1].url.as_str(), r[1].content.as_str()), ("https://y", "S"));
         assert_eq!(results_of(&v, 1).len(), 1);
     }
 }

@@ -28,13 +28,11 @@ async fn streaming_is_forwarded_byte_for_byte_without_buffering() {
     let up = FakeUpstream::start();
     let proxy = with_upstream(&up, &[]);
     let first = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n".to_vec();
-    let rest = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\r\n\r\n: keep-alive\n\ndata: [DONE]\n\n".to_vec();
+    let rest =
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\r\n\r\n: keep-alive\n\ndata: [DONE]\n\n"
+            .to_vec();
     let gate = Arc::new(Notify::new());
-    up.push(Reply::Sse {
-        first: first.clone(),
-        rest: rest.clone(),
-        gate: gate.clone(),
-    });
+    up.push(Reply::Sse { first: first.clone(), rest: rest.clone(), gate: gate.clone() });
 
     for path in ["/api/chat"] {
         let response = client()
@@ -44,10 +42,7 @@ async fn streaming_is_forwarded_byte_for_byte_without_buffering() {
             .await
             .unwrap();
         assert_eq!(response.status(), 200);
-        assert!(response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/event-stream"));
+        assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
         let mut stream = response.bytes_stream();
         let mut received = Vec::new();
         // The upstream holds back the rest until the first bytes reached us:
@@ -62,18 +57,11 @@ async fn streaming_is_forwarded_byte_for_byte_without_buffering() {
         while let Some(chunk) = stream.next().await {
             received.extend_from_slice(&chunk.unwrap());
         }
-        assert_eq!(
-            received,
-            [first.clone(), rest.clone()].concat(),
-            "byte-exact passthrough"
-        );
+        assert_eq!(received, [first.clone(), rest.clone()].concat(), "byte-exact passthrough");
     }
     let seen = up.seen();
     assert_eq!(seen[0].path, "/v1/chat/completions");
-    assert_eq!(
-        seen[0].body["model"], "big-model",
-        "alias main maps to the configured model"
-    );
+    assert_eq!(seen[0].body["model"], "big-model", "alias main maps to the configured model");
     assert_eq!(seen[0].headers["authorization"], format!("Bearer {KEY}"));
 }
 
@@ -98,12 +86,7 @@ async fn tools_and_options_pass_through_both_paths() {
     });
     for path in ["/api/chat", "/v1/chat/completions"] {
         up.push(Reply::Json(200, answer.clone(), vec![]));
-        let response = client()
-            .post(proxy.url(path))
-            .json(&request)
-            .send()
-            .await
-            .unwrap();
+        let response = client().post(proxy.url(path)).json(&request).send().await.unwrap();
         assert_eq!(response.status(), 200);
         let body: serde_json::Value = response.json().await.unwrap();
         assert_eq!(body, answer, "{path}: the answer comes back unchanged");
@@ -120,18 +103,8 @@ async fn upstream_errors_become_json_errors_with_the_upstream_status() {
     let up = FakeUpstream::start();
     let proxy = with_upstream(&up, &[]);
     let cases = [
-        (
-            401,
-            json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}),
-            vec![],
-            "upstream_auth",
-        ),
-        (
-            429,
-            json!({"error": {"message": "slow down"}}),
-            vec![("retry-after", "7")],
-            "rate_limited",
-        ),
+        (401, json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}), vec![], "upstream_auth"),
+        (429, json!({"error": {"message": "slow down"}}), vec![("retry-after", "7")], "rate_limited"),
         (500, json!({"error": "boom"}), vec![], "upstream_error"),
         (
             400,
@@ -148,12 +121,7 @@ async fn upstream_errors_become_json_errors_with_the_upstream_status() {
     ];
     for (status, body, headers, kind) in cases {
         up.push(Reply::Json(status, body, headers));
-        let response = client()
-            .post(proxy.url("/api/chat"))
-            .json(&json!({"messages": []}))
-            .send()
-            .await
-            .unwrap();
+        let response = client().post(proxy.url("/api/chat")).json(&json!({"messages": []})).send().await.unwrap();
         assert_eq!(response.status().as_u16(), status);
         if status == 429 {
             assert_eq!(response.headers()["retry-after"], "7");
@@ -162,10 +130,7 @@ async fn upstream_errors_become_json_errors_with_the_upstream_status() {
         let body: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(body["error"]["type"], kind, "{text}");
         assert_eq!(body["error"]["upstream_status"], status);
-        assert!(
-            !text.contains(KEY),
-            "the key leaked into a response: {text}"
-        );
+        assert!(!text.contains(KEY), "the key leaked into a response: {text}");
     }
     assert!(proxy.log().lines().count() >= 5);
     assert!(!proxy.log().contains(KEY), "the key leaked into the log");
@@ -173,51 +138,24 @@ async fn upstream_errors_become_json_errors_with_the_upstream_status() {
 
 #[tokio::test]
 async fn unreachable_upstream_is_a_502_and_nothing_configured_is_a_503() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let proxy = Proxy::start(&[
-        ("ATELIER_UPSTREAM_URL", format!("http://{dead}/v1")),
-        ("ATELIER_UPSTREAM_KEY", KEY.into()),
-    ]);
-    let response = client()
-        .post(proxy.url("/api/chat"))
-        .json(&json!({"model": "m", "messages": []}))
-        .send()
-        .await
-        .unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let proxy =
+        Proxy::start(&[("ATELIER_UPSTREAM_URL", format!("http://{dead}/v1")), ("ATELIER_UPSTREAM_KEY", KEY.into())]);
+    let response =
+        client().post(proxy.url("/api/chat")).json(&json!({"model": "m", "messages": []})).send().await.unwrap();
     assert_eq!(response.status(), 502);
     let text = response.text().await.unwrap();
-    assert!(
-        text.contains("upstream_unreachable") && !text.contains(KEY),
-        "{text}"
-    );
+    assert!(text.contains("upstream_unreachable") && !text.contains(KEY), "{text}");
 
     let proxy = Proxy::start(&[]);
     for path in ["/api/chat", "/v1/chat/completions"] {
-        let response = client()
-            .post(proxy.url(path))
-            .json(&json!({"messages": []}))
-            .send()
-            .await
-            .unwrap();
+        let response = client().post(proxy.url(path)).json(&json!({"messages": []})).send().await.unwrap();
         assert_eq!(response.status(), 503);
         let body: serde_json::Value = response.json().await.unwrap();
         assert_eq!(body["error"]["type"], "upstream_not_configured");
-        assert!(body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("ATELIER_UPSTREAM_URL"));
+        assert!(body["error"]["message"].as_str().unwrap().contains("ATELIER_UPSTREAM_URL"));
     }
-    let health: serde_json::Value = client()
-        .get(proxy.url("/api/health"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: serde_json::Value = client().get(proxy.url("/api/health")).send().await.unwrap().json().await.unwrap();
     assert_eq!(health["chat"]["configured"], false);
 }
 
@@ -231,22 +169,12 @@ async fn health_shows_configuration_but_never_a_key() {
             ("ATELIER_SEARCH_KEY", "tvly-SECRETKEY".into()),
         ],
     );
-    let text = client()
-        .get(proxy.url("/api/health"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = client().get(proxy.url("/api/health")).send().await.unwrap().text().await.unwrap();
     let health: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(health["chat"]["configured"], true);
     assert_eq!(health["chat"]["upstream"]["models"]["main"], "big-model");
     assert_eq!(health["search"]["configured"], true);
-    assert!(
-        !text.contains(KEY) && !text.contains("tvly-SECRETKEY"),
-        "{text}"
-    );
+    assert!(!text.contains(KEY) && !text.contains("tvly-SECRETKEY"), "{text}");
 }
 
 #[tokio::test]
@@ -254,45 +182,21 @@ async fn client_token_is_required_when_set() {
     let up = FakeUpstream::start();
     let proxy = with_upstream(&up, &[("ATELIER_CLIENT_TOKEN", "let-me-in".into())]);
     let body = json!({"model": "m", "messages": []});
-    let no_token = client()
-        .post(proxy.url("/api/chat"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let no_token = client().post(proxy.url("/api/chat")).json(&body).send().await.unwrap();
     assert_eq!(no_token.status(), 401);
-    let wrong = client()
-        .post(proxy.url("/api/chat"))
-        .bearer_auth("nope")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let wrong = client().post(proxy.url("/api/chat")).bearer_auth("nope").json(&body).send().await.unwrap();
     assert_eq!(wrong.status(), 401);
-    let right = client()
-        .post(proxy.url("/api/chat"))
-        .bearer_auth("let-me-in")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let right = client().post(proxy.url("/api/chat")).bearer_auth("let-me-in").json(&body).send().await.unwrap();
     assert_eq!(right.status(), 200);
     let health = client().get(proxy.url("/api/health")).send().await.unwrap();
     assert_eq!(health.status(), 200, "health stays open");
-    assert_eq!(
-        up.seen().len(),
-        1,
-        "refused requests never reach the upstream"
-    );
+    assert_eq!(up.seen().len(), 1, "refused requests never reach the upstream");
 }
 
 #[tokio::test]
 async fn cors_allows_only_configured_origins() {
     let up = FakeUpstream::start();
-    let proxy = with_upstream(
-        &up,
-        &[("ATELIER_ALLOWED_ORIGINS", "http://app.example".into())],
-    );
+    let proxy = with_upstream(&up, &[("ATELIER_ALLOWED_ORIGINS", "http://app.example".into())]);
     let preflight = |origin: &'static str| {
         client()
             .request(reqwest::Method::OPTIONS, proxy.url("/api/chat"))
@@ -302,10 +206,7 @@ async fn cors_allows_only_configured_origins() {
             .send()
     };
     let allowed = preflight("http://app.example").await.unwrap();
-    assert_eq!(
-        allowed.headers()["access-control-allow-origin"],
-        "http://app.example"
-    );
+    assert_eq!(allowed.headers()["access-control-allow-origin"], "http://app.example");
     let other = preflight("http://evil.example").await.unwrap();
     assert!(other.headers().get("access-control-allow-origin").is_none());
 
@@ -317,10 +218,7 @@ async fn cors_allows_only_configured_origins() {
         .send()
         .await
         .unwrap();
-    assert!(response
-        .headers()
-        .get("access-control-allow-origin")
-        .is_none());
+    assert!(response.headers().get("access-control-allow-origin").is_none());
 }
 
 #[tokio::test]
@@ -329,26 +227,12 @@ async fn rate_limit_answers_429_with_retry_after() {
     let proxy = with_upstream(&up, &[("ATELIER_RATE_LIMIT", "3".into())]);
     let body = json!({"model": "m", "messages": []});
     for _ in 0..3 {
-        let ok = client()
-            .post(proxy.url("/api/chat"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let ok = client().post(proxy.url("/api/chat")).json(&body).send().await.unwrap();
         assert_eq!(ok.status(), 200);
     }
-    let limited = client()
-        .post(proxy.url("/api/chat"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let limited = client().post(proxy.url("/api/chat")).json(&body).send().await.unwrap();
     assert_eq!(limited.status(), 429);
-    let wait: u64 = limited.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let wait: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=20).contains(&wait), "retry after {wait}s");
     assert_eq!(up.seen().len(), 3);
 }
@@ -379,10 +263,7 @@ async fn logs_one_structured_line_per_request_without_bodies_or_keys() {
         .await
         .unwrap();
     let log = proxy.log();
-    let line = log
-        .lines()
-        .find(|l| l.contains("\"path\":\"/api/chat\""))
-        .expect("a request line");
+    let line = log.lines().find(|l| l.contains("\"path\":\"/api/chat\"")).expect("a request line");
     let entry: serde_json::Value = serde_json::from_str(line).unwrap();
     assert_eq!(entry["method"], "POST");
     assert_eq!(entry["status"], 200);
@@ -397,10 +278,7 @@ async fn web_search_maps_a_tavily_compatible_api() {
     let up = FakeUpstream::start();
     let proxy = with_upstream(
         &up,
-        &[
-            ("ATELIER_SEARCH_URL", format!("http://{}/search", up.addr)),
-            ("ATELIER_SEARCH_KEY", "tvly-KEY".into()),
-        ],
+        &[("ATELIER_SEARCH_URL", format!("http://{}/search", up.addr)), ("ATELIER_SEARCH_KEY", "tvly-KEY".into())],
     );
     up.push(Reply::Json(
         200,
@@ -425,12 +303,8 @@ async fn web_search_maps_a_tavily_compatible_api() {
     assert_eq!(seen.body["api_key"], "tvly-KEY");
 
     let unconfigured = with_upstream(&up, &[]);
-    let response = client()
-        .post(unconfigured.url("/api/tools/web-search"))
-        .json(&json!({"query": "x"}))
-        .send()
-        .await
-        .unwrap();
+    let response =
+        client().post(unconfigured.url("/api/tools/web-search")).json(&json!({"query": "x"})).send().await.unwrap();
     assert_eq!(response.status(), 503);
 }
 
@@ -438,12 +312,7 @@ async fn web_search_maps_a_tavily_compatible_api() {
 async fn open_url_returns_markdown_and_follows_checked_redirects() {
     let up = FakeUpstream::start();
     let proxy = with_upstream(&up, &[("ATELIER_OPEN_URL_ALLOW", up.addr.to_string())]);
-    up.push(Reply::Page(
-        302,
-        "text/html",
-        String::new(),
-        vec![("location", "/article".into())],
-    ));
+    up.push(Reply::Page(302, "text/html", String::new(), vec![("location", "/article".into())]));
     up.push(Reply::Page(
         200,
         "text/html; charset=utf-8",
@@ -461,13 +330,7 @@ async fn open_url_returns_markdown_and_follows_checked_redirects() {
     assert_eq!(page["title"], "The Article");
     assert_eq!(page["url"], format!("http://{}/article", up.addr));
     let md = page["markdown"].as_str().unwrap();
-    assert!(
-        md.contains("# Title")
-            && md.contains("Body text.")
-            && !md.contains("menu")
-            && !md.contains("x()"),
-        "{md}"
-    );
+    assert!(md.contains("# Title") && md.contains("Body text.") && !md.contains("menu") && !md.contains("x()"), "{md}");
 }
 
 #[tokio::test]
@@ -496,30 +359,16 @@ async fn open_url_refuses_every_non_public_target_and_never_connects() {
         format!("ftp://127.0.0.1:{p}/"),
     ];
     for target in &targets {
-        let response = client()
-            .post(proxy.url("/api/tools/open-url"))
-            .json(&json!({"url": target}))
-            .send()
-            .await
-            .unwrap();
+        let response =
+            client().post(proxy.url("/api/tools/open-url")).json(&json!({"url": target})).send().await.unwrap();
         let status = response.status().as_u16();
         let body: serde_json::Value = response.json().await.unwrap();
         assert_eq!(status, 403, "{target}: {body}");
         assert_eq!(body["error"]["type"], "url_refused", "{target}");
     }
     // An allowed target that redirects to a refused one.
-    up.push(Reply::Page(
-        302,
-        "text/html",
-        String::new(),
-        vec![("location", format!("http://127.0.0.1:{p}/internal"))],
-    ));
-    up.push(Reply::Page(
-        301,
-        "text/html",
-        String::new(),
-        vec![("location", format!("http://2130706433:{p}/"))],
-    ));
+    up.push(Reply::Page(302, "text/html", String::new(), vec![("location", format!("http://127.0.0.1:{p}/internal"))]));
+    up.push(Reply::Page(301, "text/html", String::new(), vec![("location", format!("http://2130706433:{p}/"))]));
     for _ in 0..2 {
         let response = client()
             .post(proxy.url("/api/tools/open-url"))
@@ -531,12 +380,7 @@ async fn open_url_refuses_every_non_public_target_and_never_connects() {
     }
     // A redirect loop stops after 5 hops.
     for _ in 0..7 {
-        up.push(Reply::Page(
-            302,
-            "text/html",
-            String::new(),
-            vec![("location", "/again".into())],
-        ));
+        up.push(Reply::Page(302, "text/html", String::new(), vec![("location", "/again".into())]));
     }
     let response = client()
         .post(proxy.url("/api/tools/open-url"))

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::error::{AditError, ClosestRegion, Result};
 use super::schema::Edit;
 use super::text::{
-    indent_of, is_blank, line_number, prefix_on_char_boundary, split_lines,
-    suffix_on_char_boundary, with_line_endings, Line,
+    indent_of, is_blank, line_number, prefix_on_char_boundary, split_lines, suffix_on_char_boundary, with_line_endings,
+    Line,
 };
 
 /// At most this many candidate lines are listed in an ambiguity error.
@@ -97,10 +97,7 @@ pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<Applied> {
     let mut reports = Vec::with_capacity(edits.len());
     for (index, edit) in edits.iter().enumerate() {
         let splice = locate(&doc, edit, crlf).map_err(|miss| miss.into_error(index))?;
-        reports.push(EditReport {
-            level: splice.level,
-            line: splice.line,
-        });
+        reports.push(EditReport { level: splice.level, line: splice.line });
         doc.replace_range(splice.range, &splice.replacement);
     }
     Ok(Applied { text: doc, reports })
@@ -124,11 +121,7 @@ impl Miss {
     fn into_error(self, index: usize) -> AditError {
         match self {
             Miss::NotFound(closest) => AditError::NoMatch { index, closest },
-            Miss::Ambiguous(level, lines) => AditError::Ambiguous {
-                index,
-                level,
-                lines,
-            },
+            Miss::Ambiguous(level, lines) => AditError::Ambiguous { index, level, lines },
         }
     }
 }
@@ -181,10 +174,7 @@ fn locate(doc: &str, edit: &Edit, crlf: bool) -> std::result::Result<Splice, Mis
         return Err(Miss::NotFound(None));
     };
     let pass = LinePass::run(doc, &search_lines, anchor_index);
-    for (level, windows) in [
-        (MatchLevel::TrailingWhitespace, &pass.trailing),
-        (MatchLevel::Trimmed, &pass.trimmed),
-    ] {
+    for (level, windows) in [(MatchLevel::TrailingWhitespace, &pass.trailing), (MatchLevel::Trimmed, &pass.trimmed)] {
         match windows.as_slice() {
             [] => continue,
             [window] => {
@@ -200,21 +190,12 @@ fn locate(doc: &str, edit: &Edit, crlf: bool) -> std::result::Result<Splice, Mis
                 ))
             }
             many => {
-                let lines = many
-                    .iter()
-                    .take(MAX_LISTED_CANDIDATES)
-                    .map(|w| line_number(doc, w.first.start))
-                    .collect();
+                let lines = many.iter().take(MAX_LISTED_CANDIDATES).map(|w| line_number(doc, w.first.start)).collect();
                 return Err(Miss::Ambiguous(level, lines));
             }
         }
     }
-    Err(Miss::NotFound(closest_region(
-        doc,
-        &search_lines,
-        anchor_index,
-        &pass.anchor_lines,
-    )))
+    Err(Miss::NotFound(closest_region(doc, &search_lines, anchor_index, &pass.anchor_lines)))
 }
 
 /// Every start of `needle` in `hay`, overlapping ones included; a needle that
@@ -239,20 +220,13 @@ fn find_all(hay: &str, needle: &str) -> Vec<usize> {
 }
 
 /// `Ok(Some)` for exactly one hit, `Ok(None)` for none, and the ambiguity otherwise.
-fn single_hit(
-    doc: &str,
-    hits: &[usize],
-    level: MatchLevel,
-) -> std::result::Result<Option<usize>, Miss> {
+fn single_hit(doc: &str, hits: &[usize], level: MatchLevel) -> std::result::Result<Option<usize>, Miss> {
     match hits {
         [] => Ok(None),
         [one] => Ok(Some(*one)),
         many => Err(Miss::Ambiguous(
             level,
-            many.iter()
-                .take(MAX_LISTED_CANDIDATES)
-                .map(|&at| line_number(doc, at))
-                .collect(),
+            many.iter().take(MAX_LISTED_CANDIDATES).map(|&at| line_number(doc, at)).collect(),
         )),
     }
 }
@@ -307,11 +281,7 @@ impl LinePass {
     fn run(doc: &str, search_lines: &[&str], anchor_index: usize) -> LinePass {
         let anchor_full = search_lines[anchor_index].trim();
         let anchor = prefix_on_char_boundary(anchor_full, ANCHOR_BYTES);
-        let mut pass = LinePass {
-            trailing: Vec::new(),
-            trimmed: Vec::new(),
-            anchor_lines: Vec::new(),
-        };
+        let mut pass = LinePass { trailing: Vec::new(), trimmed: Vec::new(), anchor_lines: Vec::new() };
         let mut checked_until = 0;
         for hit in memmem::find_iter(doc.as_bytes(), anchor.as_bytes()) {
             if hit < checked_until {
@@ -329,11 +299,7 @@ impl LinePass {
                 continue;
             };
             let (trailing, trimmed, last) = compare_window(doc, first, search_lines);
-            let window = Window {
-                first,
-                last,
-                anchor: line,
-            };
+            let window = Window { first, last, anchor: line };
             if trailing {
                 pass.trailing.push(window);
             }
@@ -393,11 +359,7 @@ fn line_splice(
     let newline = eol(crlf);
     let no_final_newline = search_ends_in_newline && !window.last.has_terminator();
 
-    let mut range = window.first.start..if search_ends_in_newline {
-        window.last.end
-    } else {
-        window.last.content_end
-    };
+    let mut range = window.first.start..if search_ends_in_newline { window.last.end } else { window.last.content_end };
     let replace_lines = split_lines(replace);
     let mut replacement = String::with_capacity(replace.len() + 16);
     for (i, line) in replace_lines.iter().enumerate() {
@@ -406,11 +368,7 @@ fn line_splice(
         }
         replacement.push_str(&rebase(line, from_indent, to_indent));
     }
-    let keeps_newline = if search_ends_in_newline {
-        !no_final_newline
-    } else {
-        replace.ends_with('\n')
-    };
+    let keeps_newline = if search_ends_in_newline { !no_final_newline } else { replace.ends_with('\n') };
     if !replace_lines.is_empty() && keeps_newline {
         replacement.push_str(newline);
     }
@@ -421,12 +379,7 @@ fn line_splice(
             range.start = prev.content_end;
         }
     }
-    Splice {
-        line: line_number(doc, window.first.start),
-        range,
-        replacement,
-        level,
-    }
+    Splice { line: line_number(doc, window.first.start), range, replacement, level }
 }
 
 /// Moves one replacement line from the search's indentation to the document's,
@@ -459,17 +412,8 @@ fn append(doc: &str, replace: &str, crlf: bool) -> Splice {
         replacement.push_str(eol(crlf));
     }
     replacement.push_str(&with_line_endings(replace, crlf));
-    let line = if doc.is_empty() {
-        1
-    } else {
-        line_number(doc, doc.len()) + usize::from(!doc.ends_with('\n'))
-    };
-    Splice {
-        range: doc.len()..doc.len(),
-        replacement,
-        level: MatchLevel::Append,
-        line,
-    }
+    let line = if doc.is_empty() { 1 } else { line_number(doc, doc.len()) + usize::from(!doc.ends_with('\n')) };
+    Splice { range: doc.len()..doc.len(), replacement, level: MatchLevel::Append, line }
 }
 
 /// Finds the document region that looks most like the search lines: anchored
@@ -481,15 +425,10 @@ fn closest_region(
     anchor_index: usize,
     anchor_lines: &[Line],
 ) -> Option<ClosestRegion> {
-    let mut candidates: Vec<(usize, Line)> =
-        anchor_lines.iter().map(|l| (anchor_index, *l)).collect();
+    let mut candidates: Vec<(usize, Line)> = anchor_lines.iter().map(|l| (anchor_index, *l)).collect();
     if candidates.is_empty() {
-        let anchors = search_lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| !is_blank(l))
-            .take(MAX_ANCHOR_LINES)
-            .flat_map(|(j, l)| {
+        let anchors =
+            search_lines.iter().enumerate().filter(|(_, l)| !is_blank(l)).take(MAX_ANCHOR_LINES).flat_map(|(j, l)| {
                 let t = l.trim();
                 // At most half the line, so a line that differs anywhere but
                 // at both ends still yields an anchor that occurs.
@@ -546,29 +485,16 @@ fn closest_region(
     best.map(|(_, first, last)| ClosestRegion {
         start_line: line_number(doc, first.start),
         end_line: line_number(doc, last.start),
-        text: prefix_on_char_boundary(
-            &doc[first.start..last.content_end],
-            ClosestRegion::MAX_BYTES,
-        )
-        .to_owned(),
+        text: prefix_on_char_boundary(&doc[first.start..last.content_end], ClosestRegion::MAX_BYTES).to_owned(),
     })
 }
 
 /// Bytes two lines share at their start plus at their end (bounded by the
 /// shorter one): cheap, and it rewards a line that differs only in the middle.
 fn agreement(a: &str, b: &str) -> usize {
-    let head = a
-        .char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or(a.len().min(b.len()), |((i, _), _)| i);
-    let tail = a
-        .chars()
-        .rev()
-        .zip(b.chars().rev())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x.len_utf8())
-        .sum::<usize>();
+    let head = a.char_indices().zip(b.chars()).find(|((_, x), y)| x != y).map_or(a.len().min(b.len()), |((i, _), _)| i);
+    let tail =
+        a.chars().rev().zip(b.chars().rev()).take_while(|(x, y)| x == y).map(|(x, _)| x.len_utf8()).sum::<usize>();
     (head + tail).min(a.len().min(b.len()))
 }
 

@@ -60,9 +60,9 @@ impl AditError {
     /// Position of the failing edit (or block) in the input list.
     pub fn index(&self) -> usize {
         match self {
-            AditError::NoMatch { index, .. }
-            | AditError::Ambiguous { index, .. }
-            | AditError::Parse { index, .. } => *index,
+            AditError::NoMatch { index, .. } | AditError::Ambiguous { index, .. } | AditError::Parse { index, .. } => {
+                *index
+            }
         }
     }
 }
@@ -126,11 +126,7 @@ impl fmt::Display for ClosestHint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             None => write!(f, "; no line of it occurs in the document"),
-            Some(r) => write!(
-                f,
-                "; closest region (lines {}-{}):\n{}",
-                r.start_line, r.end_line, r.text
-            ),
+            Some(r) => write!(f, "; closest region (lines {}-{}):\n{}", r.start_line, r.end_line, r.text),
         }
     }
 }

@@ -42,11 +42,7 @@ pub use schema::{edits_json_schema, edits_response_format, parse_edits_json, Edi
 pub fn apply_search_replace(text: &str, llm_output: &str) -> Result<Applied> {
     let edits = parse_search_replace(llm_output)?;
     if edits.is_empty() {
-        return Err(AditError::Parse {
-            index: 0,
-            line: 0,
-            issue: ParseIssue::NoBlocks,
-        });
+        return Err(AditError::Parse { index: 0, line: 0, issue: ParseIssue::NoBlocks });
     }
     apply_edits(text, &edits)
 }

@@ -40,15 +40,8 @@ fn marker(line: &str) -> Option<Marker> {
 
 enum State {
     Outside,
-    Search {
-        opened: usize,
-        search: String,
-    },
-    Replace {
-        opened: usize,
-        search: String,
-        replace: String,
-    },
+    Search { opened: usize, search: String },
+    Replace { opened: usize, search: String, replace: String },
 }
 
 /// Parses every SEARCH/REPLACE block of `llm_output`, in order.
@@ -64,8 +57,7 @@ enum State {
 pub fn parse_search_replace(llm_output: &str) -> Result<Vec<Edit>> {
     let mut edits = Vec::new();
     let mut state = State::Outside;
-    let fail =
-        |index: usize, line: usize, issue: ParseIssue| AditError::Parse { index, line, issue };
+    let fail = |index: usize, line: usize, issue: ParseIssue| AditError::Parse { index, line, issue };
 
     for (n, raw) in llm_output.split_inclusive('\n').enumerate() {
         let line_no = n + 1;
@@ -73,10 +65,7 @@ pub fn parse_search_replace(llm_output: &str) -> Result<Vec<Edit>> {
         let bare = bare.strip_suffix('\r').unwrap_or(bare);
         let index = edits.len();
         state = match (state, marker(bare)) {
-            (State::Outside, Some(Marker::Search)) => State::Search {
-                opened: line_no,
-                search: String::new(),
-            },
+            (State::Outside, Some(Marker::Search)) => State::Search { opened: line_no, search: String::new() },
             (State::Outside, Some(Marker::Separator)) => {
                 return Err(fail(index, line_no, ParseIssue::SeparatorOutsideBlock))
             }
@@ -85,59 +74,38 @@ pub fn parse_search_replace(llm_output: &str) -> Result<Vec<Edit>> {
             }
             (State::Outside, None) => State::Outside,
 
-            (State::Search { opened, search }, Some(Marker::Separator)) => State::Replace {
-                opened,
-                search,
-                replace: String::new(),
-            },
+            (State::Search { opened, search }, Some(Marker::Separator)) => {
+                State::Replace { opened, search, replace: String::new() }
+            }
             (State::Search { .. }, Some(Marker::Replace)) => {
                 return Err(fail(index, line_no, ParseIssue::MissingSeparator))
             }
-            (
-                State::Search { opened, .. } | State::Replace { opened, .. },
-                Some(Marker::Search),
-            ) => return Err(fail(index, line_no, ParseIssue::NestedSearch { opened })),
+            (State::Search { opened, .. } | State::Replace { opened, .. }, Some(Marker::Search)) => {
+                return Err(fail(index, line_no, ParseIssue::NestedSearch { opened }))
+            }
             (State::Search { opened, mut search }, None) => {
                 search.push_str(raw);
                 State::Search { opened, search }
             }
 
-            (
-                State::Replace {
-                    search, replace, ..
-                },
-                Some(Marker::Replace),
-            ) => {
+            (State::Replace { search, replace, .. }, Some(Marker::Replace)) => {
                 edits.push(Edit { search, replace });
                 State::Outside
             }
             (State::Replace { .. }, Some(Marker::Separator)) => {
                 return Err(fail(index, line_no, ParseIssue::SecondSeparator))
             }
-            (
-                State::Replace {
-                    opened,
-                    search,
-                    mut replace,
-                },
-                None,
-            ) => {
+            (State::Replace { opened, search, mut replace }, None) => {
                 replace.push_str(raw);
-                State::Replace {
-                    opened,
-                    search,
-                    replace,
-                }
+                State::Replace { opened, search, replace }
             }
         };
     }
     match state {
         State::Outside => Ok(edits),
-        State::Search { opened, .. } | State::Replace { opened, .. } => Err(fail(
-            edits.len(),
-            opened,
-            ParseIssue::TruncatedBlock { opened },
-        )),
+        State::Search { opened, .. } | State::Replace { opened, .. } => {
+            Err(fail(edits.len(), opened, ParseIssue::TruncatedBlock { opened }))
+        }
     }
 }
 

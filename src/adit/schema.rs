@@ -19,10 +19,7 @@ pub struct Edit {
 impl Edit {
     /// An edit from two strings.
     pub fn new(search: impl Into<String>, replace: impl Into<String>) -> Edit {
-        Edit {
-            search: search.into(),
-            replace: replace.into(),
-        }
+        Edit { search: search.into(), replace: replace.into() }
     }
 }
 
@@ -83,28 +80,19 @@ enum Structured {
 ///
 /// A malformed item is a `parse` error whose `index` is that item's position.
 pub fn parse_edits_json(json: &str) -> Result<Vec<Edit>> {
-    let bad = |index: usize, line: usize, message: String| AditError::Parse {
-        index,
-        line,
-        issue: ParseIssue::Json(message),
-    };
+    let bad =
+        |index: usize, line: usize, message: String| AditError::Parse { index, line, issue: ParseIssue::Json(message) };
     let items = match serde_json::from_str::<Structured>(json) {
         Ok(Structured::Wrapped { edits }) | Ok(Structured::Bare(edits)) => edits,
         Err(e) if e.is_syntax() || e.is_eof() => return Err(bad(0, e.line(), e.to_string())),
         Err(_) => {
-            return Err(bad(
-                0,
-                0,
-                "expected {\"edits\": [...]} or a list of {\"search\", \"replace\"} objects".into(),
-            ))
+            return Err(bad(0, 0, "expected {\"edits\": [...]} or a list of {\"search\", \"replace\"} objects".into()))
         }
     };
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| {
-            serde_json::from_value::<Edit>(item).map_err(|e| bad(i, 0, format!("edit {i}: {e}")))
-        })
+        .map(|(i, item)| serde_json::from_value::<Edit>(item).map_err(|e| bad(i, 0, format!("edit {i}: {e}"))))
         .collect()
 }
 

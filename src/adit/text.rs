@@ -32,22 +32,10 @@ impl Line {
         match memchr(b'\n', &bytes[start..]) {
             Some(off) => {
                 let nl = start + off;
-                let content_end = if nl > start && bytes[nl - 1] == b'\r' {
-                    nl - 1
-                } else {
-                    nl
-                };
-                Line {
-                    start,
-                    content_end,
-                    end: nl + 1,
-                }
+                let content_end = if nl > start && bytes[nl - 1] == b'\r' { nl - 1 } else { nl };
+                Line { start, content_end, end: nl + 1 }
             }
-            None => Line {
-                start,
-                content_end: doc.len(),
-                end: doc.len(),
-            },
+            None => Line { start, content_end: doc.len(), end: doc.len() },
         }
     }
 
@@ -84,9 +72,7 @@ pub(crate) fn split_lines(text: &str) -> Vec<&str> {
     if text.is_empty() {
         return Vec::new();
     }
-    body.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect()
+    body.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
 }
 
 /// Leading whitespace of a line (Unicode White_Space, so U+3000 counts).

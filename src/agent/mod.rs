@@ -28,10 +28,7 @@ pub use nodes::{fallback_strategy, render_call};
 pub use state::{AgentState, AgentUpdate, Phase, Strategy};
 
 use crate::cancel::CancelToken;
-use crate::graph::{
-    Checkpointer, CompiledGraph, GraphError, GraphEvent, RunConfig, RunStatus, StateGraph, END,
-    START,
-};
+use crate::graph::{Checkpointer, CompiledGraph, GraphError, GraphEvent, RunConfig, RunStatus, StateGraph, END, START};
 use crate::llm::{ChatModel, Message};
 use crate::store::Db;
 use crate::tools::{ToolRegistry, WebTools};
@@ -84,21 +81,13 @@ impl AgentEnv {
             .approvals
             .get(tool)
             .copied()
-            .unwrap_or_else(|| {
-                self.tools
-                    .get(tool)
-                    .is_some_and(|t| t.needs_approval_by_default())
-            })
+            .unwrap_or_else(|| self.tools.get(tool).is_some_and(|t| t.needs_approval_by_default()))
     }
 }
 
 /// What a frontend hears during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum AgentEvent {
     /// The agent's phase changed (planning, researching, answering, memorizing, idle).
     Phase { phase: Value },
@@ -182,11 +171,7 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
             },
             &["chat", "agent"],
         )
-        .add_conditional_edges(
-            "chat",
-            move |_: &AgentState| after_chat(),
-            &["memory_judge", END],
-        )
+        .add_conditional_edges("chat", move |_: &AgentState| after_chat(), &["memory_judge", END])
         .add_conditional_edges(
             "agent",
             move |s: &AgentState| {
@@ -203,9 +188,7 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
             move |s: &AgentState| {
                 let pending = s.pending_calls();
                 match pending.first() {
-                    Some(call) if approval_env.needs_approval(&call.function.name) => {
-                        "prepare_review".into()
-                    }
+                    Some(call) if approval_env.needs_approval(&call.function.name) => "prepare_review".into(),
                     Some(_) => "tools".into(),
                     None if s.responded() => after_tools(),
                     None => "agent".into(),
@@ -255,10 +238,7 @@ impl From<GraphError> for AgentError {
             GraphError::Node { code, .. } => code.clone(),
             other => other.code().to_owned(),
         };
-        AgentError {
-            code,
-            message: e.to_string(),
-        }
+        AgentError { code, message: e.to_string() }
     }
 }
 
@@ -266,27 +246,14 @@ fn translate(event: &GraphEvent) -> Option<AgentEvent> {
     Some(match event {
         GraphEvent::NodeStart { node, .. } => AgentEvent::Node { node: node.clone() },
         GraphEvent::Custom { name, data, .. } => match name.as_str() {
-            "phase" => AgentEvent::Phase {
-                phase: data["phase"].clone(),
-            },
-            "active_tool" => AgentEvent::ActiveTool {
-                tool: data["tool"].clone(),
-            },
-            "content" => AgentEvent::Content {
-                text: data["text"].as_str().unwrap_or_default().to_owned(),
-            },
+            "phase" => AgentEvent::Phase { phase: data["phase"].clone() },
+            "active_tool" => AgentEvent::ActiveTool { tool: data["tool"].clone() },
+            "content" => AgentEvent::Content { text: data["text"].as_str().unwrap_or_default().to_owned() },
             "artifact" => AgentEvent::Artifact { data: data.clone() },
-            "warning" => AgentEvent::Warning {
-                message: data["message"].as_str().unwrap_or_default().to_owned(),
-            },
-            other => AgentEvent::Info {
-                name: other.to_owned(),
-                data: data.clone(),
-            },
+            "warning" => AgentEvent::Warning { message: data["message"].as_str().unwrap_or_default().to_owned() },
+            other => AgentEvent::Info { name: other.to_owned(), data: data.clone() },
         },
-        GraphEvent::RunEnd { .. } => AgentEvent::Phase {
-            phase: json!("idle"),
-        },
+        GraphEvent::RunEnd { .. } => AgentEvent::Phase { phase: json!("idle") },
         _ => return None,
     })
 }
@@ -296,11 +263,7 @@ impl Agent {
     pub fn new(env: AgentEnv, checkpointer: Rc<dyn Checkpointer<AgentState>>) -> Agent {
         let env = Rc::new(env);
         let graph = build(&env);
-        Agent {
-            env,
-            graph,
-            checkpointer,
-        }
+        Agent { env, graph, checkpointer }
     }
 
     /// The shared environment (settings, database).
@@ -342,12 +305,7 @@ impl Agent {
     }
 
     /// Runs one turn of `session_id` with the person's `input`.
-    pub async fn send(
-        &self,
-        session_id: &str,
-        input: &str,
-        options: SendOptions,
-    ) -> Result<RunResult, AgentError> {
+    pub async fn send(&self, session_id: &str, input: &str, options: SendOptions) -> Result<RunResult, AgentError> {
         let turn_start = self
             .checkpointer
             .latest(session_id)
@@ -373,10 +331,7 @@ impl Agent {
                 sink(&event);
             }
         };
-        let outcome = self
-            .graph
-            .invoke(update, &self.config(session_id, &options, &listener))
-            .await?;
+        let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener)).await?;
         Ok(Agent::result(outcome))
     }
 
@@ -393,23 +348,13 @@ impl Agent {
                 sink(&event);
             }
         };
-        let outcome = self
-            .graph
-            .resume(
-                Some(decision),
-                &self.config(session_id, &options, &listener),
-            )
-            .await?;
+        let outcome = self.graph.resume(Some(decision), &self.config(session_id, &options, &listener)).await?;
         Ok(Agent::result(outcome))
     }
 
     /// The review a session waits for, if any (also after a reload).
     pub async fn pending_review(&self, session_id: &str) -> Result<Option<Value>, AgentError> {
-        let latest = self
-            .checkpointer
-            .latest(session_id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        let latest = self.checkpointer.latest(session_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
         Ok(latest.and_then(|c| c.interrupt))
     }
 

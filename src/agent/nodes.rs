@@ -9,7 +9,8 @@ use super::prompts;
 use super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::AgentEnv;
 use crate::context::{
-    artifact_index, history_for_model, summarize_arguments, ArtifactIndexOptions,
+    history_for_model, render_index, shown_whole, snippet, summarize_arguments, ArtifactIndexOptions, EntryBody,
+    IndexEntry,
 };
 use crate::graph::{Node, NodeContext, NodeError};
 use crate::llm::{ask_structured, ChatRequest, Delta, LlmError, Message, ToolCall};
@@ -33,23 +34,14 @@ fn emit_content(ctx: &NodeContext<'_>, text: &str) {
 }
 
 fn last_user_text(state: &AgentState) -> String {
-    state
-        .turn()
-        .iter()
-        .find_map(|m| matches!(m, Message::User { .. }).then(|| m.text().to_owned()))
-        .unwrap_or_default()
+    state.turn().iter().find_map(|m| matches!(m, Message::User { .. }).then(|| m.text().to_owned())).unwrap_or_default()
 }
 
 /// The visible Markdown for a tool call: thoughts, plans and tool chips as
 /// fenced blocks; the `respond` answer as plain Markdown.
 pub fn render_call(call: &ToolCall) -> String {
     let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
-    let text = |k: &str| {
-        args.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
     match call.function.name.as_str() {
         "record_thought" => format!("\n```thought\n{}\n```\n", text("thought")),
         "plan_task" => {
@@ -65,11 +57,36 @@ pub fn render_call(call: &ToolCall) -> String {
         }
         "respond" => format!("\n{}\n", text("answer")),
         "report_progress" => format!("\n```tool\nreport_progress: {}\n```\n", text("message")),
-        name => format!(
-            "\n```tool\n{name}({})\n```\n",
-            summarize_arguments(&call.function.arguments)
-        ),
+        name => format!("\n```tool\n{name}({})\n```\n", summarize_arguments(&call.function.arguments)),
     }
+}
+
+/// The artifact index for a model call, read from the index entries; full
+/// texts are fetched only for the artifacts shown whole.
+async fn artifact_context(
+    env: &AgentEnv,
+    session: &str,
+    options: ArtifactIndexOptions,
+) -> Result<Option<String>, crate::store::StoreError> {
+    let summaries = env.db.artifact_summaries(session, true).await?;
+    let mut wholes = Vec::new();
+    for summary in summaries.iter().filter(|s| shown_whole(s.length, options)) {
+        wholes.push(env.db.artifact(&summary.id).await?.content);
+    }
+    let mut wholes = wholes.iter();
+    let entries: Vec<IndexEntry<'_>> = summaries
+        .iter()
+        .map(|s| IndexEntry {
+            id: &s.id,
+            title: &s.title,
+            body: if shown_whole(s.length, options) {
+                EntryBody::Whole(wholes.next().map_or("", String::as_str))
+            } else {
+                EntryBody::Snippet(snippet(&s.snippet, options.snippet_chars))
+            },
+        })
+        .collect();
+    Ok(render_index(&entries, options.agent_mode))
 }
 
 /// Builds the messages for a model call: system prompt, the injected
@@ -84,19 +101,14 @@ async fn prompt(
 ) -> Vec<Message> {
     let settings = env.settings.borrow().clone();
     let mut parts = Vec::new();
-    match env.db.artifacts(ctx.thread_id).await {
-        Ok(artifacts) => {
-            let options = ArtifactIndexOptions {
-                full_threshold: settings.full_threshold,
-                agent_mode: !whole_artifacts,
-                ..Default::default()
-            };
-            parts.extend(artifact_index(&artifacts, options));
-        }
-        Err(e) => ctx.emit(
-            "warning",
-            json!({ "message": format!("the session artifacts could not be read: {e}") }),
-        ),
+    let options = ArtifactIndexOptions {
+        full_threshold: settings.full_threshold,
+        agent_mode: !whole_artifacts,
+        ..Default::default()
+    };
+    match artifact_context(env, ctx.thread_id, options).await {
+        Ok(index) => parts.extend(index),
+        Err(e) => ctx.emit("warning", json!({ "message": format!("the session artifacts could not be read: {e}") })),
     }
     parts.push(format!(
         "## System status\nAgent mode: {}. Long-term memory: {}.",
@@ -105,19 +117,12 @@ async fn prompt(
         } else {
             "off (no tools: you cannot search or edit in this mode)"
         },
-        if settings.long_term_memory {
-            "on"
-        } else {
-            "off"
-        }
+        if settings.long_term_memory { "on" } else { "off" }
     ));
     if state.used_tools() {
         parts.push(prompts::ANSWER_RULES.to_owned());
     }
-    let mut messages = vec![
-        Message::system(prompts::system(strategy)),
-        Message::user(parts.join("\n\n")),
-    ];
+    let mut messages = vec![Message::system(prompts::system(strategy)), Message::user(parts.join("\n\n"))];
     messages.extend(history_for_model(&state.messages, state.turn_start));
     messages
 }
@@ -128,18 +133,8 @@ pub struct Router(pub Rc<AgentEnv>);
 /// A deterministic guess when the model's answer is unusable.
 pub fn fallback_strategy(input: &str) -> Strategy {
     let lower = input.to_lowercase();
-    const WRITING: &[&str] = &[
-        "manuscript",
-        "chapter",
-        "plot",
-        "rewrite",
-        "edit",
-        "原稿",
-        "章",
-        "プロット",
-        "推敲",
-        "書き直",
-    ];
+    const WRITING: &[&str] =
+        &["manuscript", "chapter", "plot", "rewrite", "edit", "原稿", "章", "プロット", "推敲", "書き直"];
     if WRITING.iter().any(|w| lower.contains(w)) {
         return Strategy::Writing;
     }
@@ -153,11 +148,7 @@ pub fn fallback_strategy(input: &str) -> Strategy {
 
 #[async_trait(?Send)]
 impl Node<AgentState> for Router {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         emit_phase(ctx, Phase::Planning);
         let input = last_user_text(state);
         if !state.agent_mode {
@@ -170,50 +161,19 @@ impl Node<AgentState> for Router {
             });
         }
         let sub = self.0.settings.borrow().sub_model.clone();
-        let request = ChatRequest::new(
-            sub,
-            vec![
-                Message::system(prompts::ROUTER),
-                Message::user(input.clone()),
-            ],
-        );
+        let request = ChatRequest::new(sub, vec![Message::system(prompts::ROUTER), Message::user(input.clone())]);
         let schema: Value = serde_json::from_str(prompts::ROUTER_SCHEMA).unwrap_or(Value::Null);
-        let (strategy, reasoning) = match ask_structured(
-            self.0.model.as_ref(),
-            request,
-            "route",
-            &schema,
-            ctx.cancel,
-        )
-        .await
+        let (strategy, reasoning) = match ask_structured(self.0.model.as_ref(), request, "route", &schema, ctx.cancel)
+            .await
         {
-            Ok(answer) => match answer
-                .value
-                .get("strategy")
-                .and_then(Value::as_str)
-                .and_then(Strategy::parse)
-            {
-                Some(s) => (
-                    s,
-                    answer
-                        .value
-                        .get("reasoning")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                ),
-                None => (
-                    fallback_strategy(&input),
-                    "fallback: the router named no known strategy".to_owned(),
-                ),
+            Ok(answer) => match answer.value.get("strategy").and_then(Value::as_str).and_then(Strategy::parse) {
+                Some(s) => (s, answer.value.get("reasoning").and_then(Value::as_str).unwrap_or_default().to_owned()),
+                None => (fallback_strategy(&input), "fallback: the router named no known strategy".to_owned()),
             },
             Err(LlmError::Aborted) => return Err(NodeError::Aborted),
             Err(e) => (fallback_strategy(&input), format!("fallback: {}", e.code())),
         };
-        ctx.emit(
-            "routed",
-            json!({ "strategy": strategy, "reasoning": reasoning }),
-        );
+        ctx.emit("routed", json!({ "strategy": strategy, "reasoning": reasoning }));
         Ok(AgentUpdate {
             strategy: Some(Some(strategy)),
             routing_decision: Some(Some(reasoning)),
@@ -235,19 +195,8 @@ async fn call_model(
     ctx: &mut NodeContext<'_>,
     with_tools: bool,
 ) -> Result<AgentUpdate, NodeError> {
-    let strategy = if with_tools {
-        state.strategy.unwrap_or(Strategy::GeneralAgent)
-    } else {
-        Strategy::ChatOnly
-    };
-    emit_phase(
-        ctx,
-        if state.used_tools() || !with_tools {
-            Phase::Answering
-        } else {
-            Phase::Planning
-        },
-    );
+    let strategy = if with_tools { state.strategy.unwrap_or(Strategy::GeneralAgent) } else { Strategy::ChatOnly };
+    emit_phase(ctx, if state.used_tools() || !with_tools { Phase::Answering } else { Phase::Planning });
     let messages = prompt(env, state, ctx, strategy, !with_tools).await;
     let settings = env.settings.borrow().clone();
     let mut request = ChatRequest::new(settings.main_model.clone(), messages);
@@ -267,10 +216,7 @@ async fn call_model(
                 streamed.push_str(&text);
             }
         };
-        env.model
-            .chat(request, &mut on_delta, ctx_ref.cancel)
-            .await
-            .map_err(llm_failure)?
+        env.model.chat(request, &mut on_delta, ctx_ref.cancel).await.map_err(llm_failure)?
     };
     let mut output = state.output.clone();
     let text = outcome.message.text().to_owned();
@@ -297,22 +243,14 @@ async fn call_model(
 
 #[async_trait(?Send)]
 impl Node<AgentState> for Chat {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         call_model(&self.0, state, ctx, false).await
     }
 }
 
 #[async_trait(?Send)]
 impl Node<AgentState> for Agent {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         call_model(&self.0, state, ctx, true).await
     }
 }
@@ -338,14 +276,8 @@ async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &NodeContext
     let tool_ctx = tool_context(env, ctx);
     match tool.call(&args, &tool_ctx).await {
         Ok(output) => {
-            if let (Some(kind), false) = (
-                tool.persists_as(),
-                NON_PERSISTING.contains(&call.function.name.as_str()),
-            ) {
-                let title = output
-                    .artifact_title
-                    .clone()
-                    .unwrap_or_else(|| call.function.name.clone());
+            if let (Some(kind), false) = (tool.persists_as(), NON_PERSISTING.contains(&call.function.name.as_str())) {
+                let title = output.artifact_title.clone().unwrap_or_else(|| call.function.name.clone());
                 match env.db.create_artifact(ctx.thread_id, kind, &title, &output.content, Default::default(), crate::store::Origin::Agent).await {
                     Ok(a) => ctx.emit("artifact", json!({ "id": a.id, "action": "created", "title": a.title })),
                     Err(e) => ctx.emit("warning", json!({ "message": format!("the result of {} was not saved as an artifact: {e}", call.function.name) })),
@@ -361,7 +293,12 @@ fn parse_arguments(call: &ToolCall) -> Result<Value, String> {
     if call.function.arguments.trim().is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_str(&call.function.arguments).map_err(|e| format!("Error: the arguments of {} are not valid JSON ({e}); call it again with a JSON object.", call.function.name))
+    serde_json::from_str(&call.function.arguments).map_err(|e| {
+        format!(
+            "Error: the arguments of {} are not valid JSON ({e}); call it again with a JSON object.",
+            call.function.name
+        )
+    })
 }
 
 /// Runs the pending tool calls up to the first one that needs approval.
@@ -369,44 +306,25 @@ pub struct Tools(pub Rc<AgentEnv>);
 
 #[async_trait(?Send)]
 impl Node<AgentState> for Tools {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
         emit_phase(ctx, Phase::Researching);
-        let batch: Vec<ToolCall> = state
-            .pending_calls()
-            .into_iter()
-            .take_while(|c| !env.needs_approval(&c.function.name))
-            .collect();
+        let batch: Vec<ToolCall> =
+            state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
         let mut results = Vec::with_capacity(batch.len());
 
         // The search optimizer: all web searches of the batch become one query.
-        let searches: Vec<&ToolCall> = batch
-            .iter()
-            .filter(|c| c.function.name == "web_search")
-            .collect();
+        let searches: Vec<&ToolCall> = batch.iter().filter(|c| c.function.name == "web_search").collect();
         let mut merged_search: Option<(String, Value)> = None;
         if let Some(first) = searches.first() {
             let queries: Vec<String> = searches
                 .iter()
-                .filter_map(|c| {
-                    parse_arguments(c)
-                        .ok()?
-                        .get("query")?
-                        .as_str()
-                        .map(str::to_owned)
-                })
+                .filter_map(|c| parse_arguments(c).ok()?.get("query")?.as_str().map(str::to_owned))
                 .collect();
             let mut args = parse_arguments(first).unwrap_or(json!({}));
             if !queries.is_empty() {
                 let query = optimize_query(env, &last_user_text(state), &queries, ctx).await?;
-                ctx.emit(
-                    "search_optimized",
-                    json!({ "from": queries, "query": query }),
-                );
+                ctx.emit("search_optimized", json!({ "from": queries, "query": query }));
                 args["query"] = json!(query);
             }
             merged_search = Some((first.id.clone(), args));
@@ -418,9 +336,7 @@ impl Node<AgentState> for Tools {
             }
             ctx.emit("active_tool", json!({ "tool": call.function.name }));
             let content = match (&merged_search, call.function.name.as_str()) {
-                (Some((id, args)), "web_search") if *id == call.id => {
-                    execute(env, call, args.clone(), ctx).await
-                }
+                (Some((id, args)), "web_search") if *id == call.id => execute(env, call, args.clone(), ctx).await,
                 (Some((id, _)), "web_search") => {
                     format!("Merged into the search of call {id}; see its result.")
                 }
@@ -453,22 +369,11 @@ async fn optimize_query(
         sub,
         vec![
             Message::system(prompts::SEARCH_OPTIMIZER),
-            Message::user(format!(
-                "The person asked: {input}\nSearch requests: {}",
-                queries.join(" | ")
-            )),
+            Message::user(format!("The person asked: {input}\nSearch requests: {}", queries.join(" | "))),
         ],
     );
     let schema: Value = serde_json::from_str(prompts::SEARCH_SCHEMA).unwrap_or(Value::Null);
-    match ask_structured(
-        env.model.as_ref(),
-        request,
-        "search_query",
-        &schema,
-        ctx.cancel,
-    )
-    .await
-    {
+    match ask_structured(env.model.as_ref(), request, "search_query", &schema, ctx.cancel).await {
         Ok(answer) => Ok(answer
             .value
             .get("query")
@@ -486,17 +391,10 @@ pub struct PrepareReview(pub Rc<AgentEnv>);
 
 #[async_trait(?Send)]
 impl Node<AgentState> for PrepareReview {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
         let Some(call) = state.pending_calls().into_iter().next() else {
-            return Ok(AgentUpdate {
-                pending_review: Some(None),
-                ..Default::default()
-            });
+            return Ok(AgentUpdate { pending_review: Some(None), ..Default::default() });
         };
         let answered = |content: String| AgentUpdate {
             messages: vec![Message::tool(call.id.clone(), content)],
@@ -508,16 +406,11 @@ impl Node<AgentState> for PrepareReview {
             Err(message) => return Ok(answered(message)),
         };
         let name = call.function.name.as_str();
-        let is_edit = matches!(
-            name,
-            "edit_manuscript" | "update_manuscript" | "edit_artifact" | "update_artifact"
-        );
+        let is_edit = matches!(name, "edit_manuscript" | "update_manuscript" | "edit_artifact" | "update_artifact");
         let plan = if is_edit {
             match edit::plan(name, &args, &tool_context(env, ctx)).await {
                 Ok(plan) => Some(plan),
-                Err(ToolError::Failed { code, .. }) if code == "aborted" => {
-                    return Err(NodeError::Aborted)
-                }
+                Err(ToolError::Failed { code, .. }) if code == "aborted" => return Err(NodeError::Aborted),
                 // Nothing to review: the model learns why at once and can retry.
                 Err(e) => return Ok(answered(format!("Error: {e}"))),
             }
@@ -533,9 +426,7 @@ impl Node<AgentState> for PrepareReview {
             "path": plan.as_ref().map(|p| p.path.clone()),
         });
         Ok(AgentUpdate {
-            pending_review: Some(Some(
-                json!({ "call": call, "arguments": args, "plan": plan, "payload": payload }),
-            )),
+            pending_review: Some(Some(json!({ "call": call, "arguments": args, "plan": plan, "payload": payload }))),
             latest_node_name: Some(Some("prepare_review".into())),
             ..Default::default()
         })
@@ -548,38 +439,20 @@ pub struct Review(pub Rc<AgentEnv>);
 
 #[async_trait(?Send)]
 impl Node<AgentState> for Review {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
-        let pending = state
-            .pending_review
-            .clone()
-            .ok_or_else(|| NodeError::failed("state", "no review is pending"))?;
+        let pending = state.pending_review.clone().ok_or_else(|| NodeError::failed("state", "no review is pending"))?;
         let decision = ctx.interrupt(pending["payload"].clone())?;
-        let call: ToolCall = serde_json::from_value(pending["call"].clone())
-            .map_err(|e| NodeError::failed("state", e.to_string()))?;
-        let approved = decision
-            .get("approved")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let call: ToolCall =
+            serde_json::from_value(pending["call"].clone()).map_err(|e| NodeError::failed("state", e.to_string()))?;
+        let approved = decision.get("approved").and_then(Value::as_bool).unwrap_or(false);
         let content = if approved {
             ctx.emit("active_tool", json!({ "tool": call.function.name }));
-            let plan: Option<edit::EditPlan> = serde_json::from_value(pending["plan"].clone())
-                .ok()
-                .flatten();
+            let plan: Option<edit::EditPlan> = serde_json::from_value(pending["plan"].clone()).ok().flatten();
             match plan {
-                Some(plan) => match plan
-                    .apply(&tool_context(env, ctx), &call.function.name)
-                    .await
-                {
+                Some(plan) => match plan.apply(&tool_context(env, ctx), &call.function.name).await {
                     Ok(message) => {
-                        ctx.emit(
-                            "changed",
-                            json!({ "tool": call.function.name, "target": plan.target }),
-                        );
+                        ctx.emit("changed", json!({ "tool": call.function.name, "target": plan.target }));
                         message
                     }
                     Err(e) => format!("Error: {e}"),
@@ -587,10 +460,7 @@ impl Node<AgentState> for Review {
                 None => execute(env, &call, pending["arguments"].clone(), ctx).await,
             }
         } else {
-            let reason = decision
-                .get("reason")
-                .and_then(Value::as_str)
-                .filter(|r| !r.trim().is_empty());
+            let reason = decision.get("reason").and_then(Value::as_str).filter(|r| !r.trim().is_empty());
             match reason {
                 Some(reason) => format!("Rejected by the user: {reason}"),
                 None => "Rejected by the user.".to_owned(),
@@ -627,51 +497,23 @@ fn exchange(state: &AgentState) -> String {
         .rev()
         .find(|m| matches!(m, Message::Assistant { .. }) && !m.text().is_empty())
         .map(|m| m.text().to_owned());
-    format!(
-        "Person: {}\nAssistant: {}",
-        last_user_text(state),
-        answer.unwrap_or_else(|| state.output.clone())
-    )
+    format!("Person: {}\nAssistant: {}", last_user_text(state), answer.unwrap_or_else(|| state.output.clone()))
 }
 
 #[async_trait(?Send)]
 impl Node<AgentState> for MemoryJudge {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         emit_phase(ctx, Phase::Memorizing);
         let sub = self.0.settings.borrow().sub_model.clone();
-        let request = ChatRequest::new(
-            sub,
-            vec![
-                Message::system(prompts::MEMORY_JUDGE),
-                Message::user(exchange(state)),
-            ],
-        );
-        let schema: Value =
-            serde_json::from_str(prompts::MEMORY_JUDGE_SCHEMA).unwrap_or(Value::Null);
-        let worthy = match ask_structured(
-            self.0.model.as_ref(),
-            request,
-            "memory_judgement",
-            &schema,
-            ctx.cancel,
-        )
-        .await
+        let request =
+            ChatRequest::new(sub, vec![Message::system(prompts::MEMORY_JUDGE), Message::user(exchange(state))]);
+        let schema: Value = serde_json::from_str(prompts::MEMORY_JUDGE_SCHEMA).unwrap_or(Value::Null);
+        let worthy = match ask_structured(self.0.model.as_ref(), request, "memory_judgement", &schema, ctx.cancel).await
         {
-            Ok(answer) => answer
-                .value
-                .get("save")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            Ok(answer) => answer.value.get("save").and_then(Value::as_bool).unwrap_or(false),
             Err(LlmError::Aborted) => return Err(NodeError::Aborted),
             Err(e) => {
-                ctx.emit(
-                    "warning",
-                    json!({ "message": format!("the memory judge failed: {e}") }),
-                );
+                ctx.emit("warning", json!({ "message": format!("the memory judge failed: {e}") }));
                 false
             }
         };
@@ -686,38 +528,14 @@ impl Node<AgentState> for MemoryJudge {
 
 #[async_trait(?Send)]
 impl Node<AgentState> for MemoryRefiner {
-    async fn run(
-        &self,
-        state: &AgentState,
-        ctx: &mut NodeContext<'_>,
-    ) -> Result<AgentUpdate, NodeError> {
+    async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let sub = self.0.settings.borrow().sub_model.clone();
-        let request = ChatRequest::new(
-            sub,
-            vec![
-                Message::system(prompts::MEMORY_REFINER),
-                Message::user(exchange(state)),
-            ],
-        );
-        let schema: Value =
-            serde_json::from_str(prompts::MEMORY_REFINER_SCHEMA).unwrap_or(Value::Null);
-        match ask_structured(
-            self.0.model.as_ref(),
-            request,
-            "memory",
-            &schema,
-            ctx.cancel,
-        )
-        .await
-        {
+        let request =
+            ChatRequest::new(sub, vec![Message::system(prompts::MEMORY_REFINER), Message::user(exchange(state))]);
+        let schema: Value = serde_json::from_str(prompts::MEMORY_REFINER_SCHEMA).unwrap_or(Value::Null);
+        match ask_structured(self.0.model.as_ref(), request, "memory", &schema, ctx.cancel).await {
             Ok(answer) => {
-                let summary = answer
-                    .value
-                    .get("summary")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .trim()
-                    .to_owned();
+                let summary = answer.value.get("summary").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
                 let tags: Vec<String> = answer
                     .value
                     .get("tags")
@@ -732,22 +550,13 @@ impl Node<AgentState> for MemoryRefiner {
                         crate::platform::timezone_offset_minutes(),
                     );
                     match self.0.db.add_memory(&iso[..10], &summary, tags).await {
-                        Ok(m) => ctx.emit(
-                            "memory",
-                            json!({ "id": m.id, "date": m.date, "summary": m.summary }),
-                        ),
-                        Err(e) => ctx.emit(
-                            "warning",
-                            json!({ "message": format!("the memory was not saved: {e}") }),
-                        ),
+                        Ok(m) => ctx.emit("memory", json!({ "id": m.id, "date": m.date, "summary": m.summary })),
+                        Err(e) => ctx.emit("warning", json!({ "message": format!("the memory was not saved: {e}") })),
                     }
                 }
             }
             Err(LlmError::Aborted) => return Err(NodeError::Aborted),
-            Err(e) => ctx.emit(
-                "warning",
-                json!({ "message": format!("the memory refiner failed: {e}") }),
-            ),
+            Err(e) => ctx.emit("warning", json!({ "message": format!("the memory refiner failed: {e}") })),
         }
         Ok(AgentUpdate {
             memory_worthy: Some(false),

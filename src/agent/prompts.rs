@@ -10,7 +10,8 @@ Answer with JSON only: {\"strategy\": \"chat_only\" | \"general_agent\" | \"writ
 
 pub const ROUTER_SCHEMA: &str = r#"{"type":"object","properties":{"strategy":{"type":"string","enum":["chat_only","general_agent","writing"]},"reasoning":{"type":"string"}},"required":["strategy","reasoning"],"additionalProperties":false}"#;
 
-const BASE: &str = "You are the writing assistant of a local-first writing studio. The person's projects and your session \
+const BASE: &str =
+    "You are the writing assistant of a local-first writing studio. The person's projects and your session \
 artifacts live in their browser. Answer in the language the person writes in.";
 
 const TOOLS: &str = "How to work:\n\
@@ -21,7 +22,8 @@ const TOOLS: &str = "How to work:\n\
 - Edits to the manuscript or artifacts are shown to the person for approval; if they reject one, take their reason into account.\n\
 - Finish by giving your answer with the respond tool (Markdown), or as your final message.";
 
-const WRITING: &str = "You are working on the person's project. Copy text exactly from get_manuscript when you edit, and keep \
+const WRITING: &str =
+    "You are working on the person's project. Copy text exactly from get_manuscript when you edit, and keep \
 their voice, formatting and indentation (Japanese paragraphs begin with an ideographic space).";
 
 /// The system prompt for a strategy.
@@ -52,7 +54,8 @@ talk, temporary context and one-off requests are not. Answer with JSON only: {\"
 
 pub const MEMORY_JUDGE_SCHEMA: &str = r#"{"type":"object","properties":{"save":{"type":"boolean"},"reason":{"type":"string"}},"required":["save","reason"],"additionalProperties":false}"#;
 
-pub const MEMORY_REFINER: &str = "Write the durable fact from this exchange as one or two sentences a future session can rely \
+pub const MEMORY_REFINER: &str =
+    "Write the durable fact from this exchange as one or two sentences a future session can rely \
 on, with a few lowercase tags (preference, project, decision, personal, ...). Answer with JSON only: \
 {\"summary\": \"...\", \"tags\": [\"...\"]}.";
 

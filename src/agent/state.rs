@@ -72,9 +72,7 @@ impl AgentState {
 
     /// Whether a tool ran in this turn.
     pub fn used_tools(&self) -> bool {
-        self.turn()
-            .iter()
-            .any(|m| matches!(m, Message::Tool { .. }))
+        self.turn().iter().any(|m| matches!(m, Message::Tool { .. }))
     }
 
     /// The tool calls of the last assistant message that have no result yet.
@@ -90,12 +88,7 @@ impl AgentState {
                 _ => None,
             })
             .collect();
-        turn[at]
-            .tool_calls()
-            .iter()
-            .filter(|c| !answered.contains(&c.id.as_str()))
-            .cloned()
-            .collect()
+        turn[at].tool_calls().iter().filter(|c| !answered.contains(&c.id.as_str())).cloned().collect()
     }
 
     /// Whether `respond` delivered the answer in this turn.

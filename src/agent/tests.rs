@@ -42,17 +42,8 @@ fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
     };
-    let checkpointer = Rc::new(StoreCheckpointer::new(
-        backend.clone(),
-        PrunePolicy::default(),
-    ));
-    Harness {
-        agent: Agent::new(env, checkpointer),
-        model,
-        web,
-        db,
-        backend,
-    }
+    let checkpointer = Rc::new(StoreCheckpointer::new(backend.clone(), PrunePolicy::default()));
+    Harness { agent: Agent::new(env, checkpointer), model, web, db, backend }
 }
 
 fn json_reply(v: Value) -> Step {
@@ -73,19 +64,14 @@ fn text(t: &str) -> Step {
 }
 
 fn agent_on() -> SendOptions {
-    SendOptions {
-        agent_mode: true,
-        ..SendOptions::default()
-    }
+    SendOptions { agent_mode: true, ..SendOptions::default() }
 }
 
 fn events_into(log: &Rc<RefCell<Vec<AgentEvent>>>) -> SendOptions {
     let sink = log.clone();
     SendOptions {
         agent_mode: true,
-        on_event: Some(Rc::new(move |e: &AgentEvent| {
-            sink.borrow_mut().push(e.clone())
-        })),
+        on_event: Some(Rc::new(move |e: &AgentEvent| sink.borrow_mut().push(e.clone()))),
         ..SendOptions::default()
     }
 }
@@ -95,16 +81,7 @@ fn the_graph_has_the_documented_nodes() {
     let h = harness(vec![]);
     assert_eq!(
         h.agent.node_names(),
-        [
-            "router",
-            "chat",
-            "agent",
-            "tools",
-            "prepare_review",
-            "review",
-            "memory_judge",
-            "memory_refiner"
-        ]
+        ["router", "chat", "agent", "tools", "prepare_review", "review", "memory_judge", "memory_refiner"]
     );
 }
 
@@ -120,10 +97,7 @@ fn a_greeting_takes_chat_only_and_calls_no_tool() {
     assert_eq!(result.content, "Hello! How can I help?");
     let requests = h.model.requests();
     assert_eq!(requests.len(), 2);
-    assert!(
-        requests[1].tools.is_empty(),
-        "the chat node offers no tools"
-    );
+    assert!(requests[1].tools.is_empty(), "the chat node offers no tools");
     assert!(block_on(h.db.artifacts("s1")).unwrap().is_empty());
 }
 
@@ -132,10 +106,7 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
     let h = harness(vec![
         json_reply(json!({"strategy": "general_agent", "reasoning": "needs current facts"})),
         calls(&[
-            (
-                "report_progress",
-                json!({"message": "Looking up the weather"}),
-            ),
+            ("report_progress", json!({"message": "Looking up the weather"})),
             ("web_search", json!({"query": "東京 天気 今日"})),
         ]),
         json_reply(json!({"query": "東京 天気", "reason": "local topic"})),
@@ -145,36 +116,12 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
         )]),
     ]);
     let log = Rc::new(RefCell::new(Vec::new()));
-    let result = block_on(h.agent.send(
-        "s1",
-        "What's the weather in Tokyo today?",
-        events_into(&log),
-    ))
-    .unwrap();
+    let result = block_on(h.agent.send("s1", "What's the weather in Tokyo today?", events_into(&log))).unwrap();
     assert_eq!(result.status, "completed");
-    assert_eq!(
-        *h.web.queries.borrow(),
-        ["東京 天気"],
-        "the optimizer's query was searched"
-    );
-    assert!(
-        result
-            .content
-            .contains("```tool\nreport_progress: Looking up the weather\n```"),
-        "{}",
-        result.content
-    );
-    assert!(
-        result
-            .content
-            .contains("```tool\nweb_search(query=\"東京 天気 今日\")"),
-        "{}",
-        result.content
-    );
-    assert!(result
-        .content
-        .trim_end()
-        .ends_with("https://weather.example/tokyo"));
+    assert_eq!(*h.web.queries.borrow(), ["東京 天気"], "the optimizer's query was searched");
+    assert!(result.content.contains("```tool\nreport_progress: Looking up the weather\n```"), "{}", result.content);
+    assert!(result.content.contains("```tool\nweb_search(query=\"東京 天気 今日\")"), "{}", result.content);
+    assert!(result.content.trim_end().ends_with("https://weather.example/tokyo"));
     let artifacts = block_on(h.db.artifacts("s1")).unwrap();
     assert_eq!(artifacts.len(), 1);
     assert_eq!(artifacts[0].title, "Search: 東京 天気");
@@ -183,29 +130,18 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
     let requests = h.model.requests();
     let answering = &requests[3];
     let context = answering.messages[1].text();
-    assert!(
-        context.contains("## Session Context (Artifacts)") && context.contains("Search: 東京 天気"),
-        "{context}"
-    );
+    assert!(context.contains("## Session Context (Artifacts)") && context.contains("Search: 東京 天気"), "{context}");
     assert!(context.contains("## Answer format"));
     let events = log.borrow();
-    assert!(events
-        .iter()
-        .any(|e| matches!(e, AgentEvent::ActiveTool { tool } if tool == "web_search")));
-    assert!(events
-        .iter()
-        .any(|e| matches!(e, AgentEvent::Artifact { .. })));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ActiveTool { tool } if tool == "web_search")));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Artifact { .. })));
 }
 
 fn writing_setup(h: &Harness) -> (String, String) {
     let project = block_on(h.db.create_project("猫の話", "")).unwrap();
-    let section = block_on(h.db.add_section(
-        &project.id,
-        None,
-        "第一章",
-        "\u{3000}吾輩は猫である。\n\u{3000}名前はまだ無い。\n",
-    ))
-    .unwrap();
+    let section =
+        block_on(h.db.add_section(&project.id, None, "第一章", "\u{3000}吾輩は猫である。\n\u{3000}名前はまだ無い。\n"))
+            .unwrap();
     (project.id, section.id)
 }
 
@@ -231,20 +167,10 @@ fn an_edit_waits_for_approval_then_changes_the_manuscript_and_undo_restores_it()
     let review = paused.review.unwrap();
     assert_eq!(review["tool"], "edit_manuscript");
     let diff = review["diff"].as_str().unwrap();
-    assert!(
-        diff.contains("-\u{3000}吾輩は猫である。") && diff.contains("+\u{3000}吾輩は犬である。"),
-        "{diff}"
-    );
+    assert!(diff.contains("-\u{3000}吾輩は猫である。") && diff.contains("+\u{3000}吾輩は犬である。"), "{diff}");
     let original = "\u{3000}吾輩は猫である。\n\u{3000}名前はまだ無い。\n";
-    assert_eq!(
-        block_on(h.db.section(&section)).unwrap().content,
-        original,
-        "nothing is written before approval"
-    );
-    assert_eq!(
-        block_on(h.agent.pending_review("s1")).unwrap(),
-        Some(review)
-    );
+    assert_eq!(block_on(h.db.section(&section)).unwrap().content, original, "nothing is written before approval");
+    assert_eq!(block_on(h.agent.pending_review("s1")).unwrap(), Some(review));
 
     h.model.push(text("犬に変えました。"));
     let done = block_on(h.agent.resume("s1", json!({"approved": true}), agent_on())).unwrap();
@@ -255,11 +181,7 @@ fn an_edit_waits_for_approval_then_changes_the_manuscript_and_undo_restores_it()
         "\u{3000}吾輩は犬である。\n\u{3000}名前はまだ無い。\n"
     );
     block_on(h.db.undo_last(Origin::Agent)).unwrap();
-    assert_eq!(
-        block_on(h.db.section(&section)).unwrap().content,
-        original,
-        "undo restores byte for byte"
-    );
+    assert_eq!(block_on(h.db.section(&section)).unwrap().content, original, "undo restores byte for byte");
 }
 
 #[test]
@@ -271,20 +193,11 @@ fn a_rejected_edit_tells_the_model_why_and_changes_nothing() {
     }
     block_on(h.agent.send("s1", "猫を犬にして", agent_on())).unwrap();
     h.model.push(text("わかりました、猫のままにします。"));
-    let done = block_on(h.agent.resume(
-        "s1",
-        json!({"approved": false, "reason": "keep the cat"}),
-        agent_on(),
-    ))
-    .unwrap();
+    let done =
+        block_on(h.agent.resume("s1", json!({"approved": false, "reason": "keep the cat"}), agent_on())).unwrap();
     assert_eq!(done.status, "completed");
     let last = h.model.requests().pop().unwrap();
-    let tool_result = last
-        .messages
-        .iter()
-        .rev()
-        .find(|m| matches!(m, Message::Tool { .. }))
-        .unwrap();
+    let tool_result = last.messages.iter().rev().find(|m| matches!(m, Message::Tool { .. })).unwrap();
     assert_eq!(tool_result.text(), "Rejected by the user: keep the cat");
     assert_eq!(
         block_on(h.db.section(&section)).unwrap().content,
@@ -296,33 +209,18 @@ fn a_rejected_edit_tells_the_model_why_and_changes_nothing() {
 fn a_failed_edit_returns_adits_error_to_the_model_without_a_review() {
     let h = harness(vec![]);
     let (_, section) = writing_setup(&h);
-    h.model.push(json_reply(
-        json!({"strategy": "writing", "reasoning": "edit"}),
-    ));
-    h.model.push(calls(&[("edit_manuscript", json!({"section_id": section, "edits": [{"search": "吾輩は鳥である。\n", "replace": "x\n"}]}))]));
+    h.model.push(json_reply(json!({"strategy": "writing", "reasoning": "edit"})));
+    h.model.push(calls(&[(
+        "edit_manuscript",
+        json!({"section_id": section, "edits": [{"search": "吾輩は鳥である。\n", "replace": "x\n"}]}),
+    )]));
     h.model.push(text("その文は見つかりませんでした。"));
     let result = block_on(h.agent.send("s1", "鳥を直して", agent_on())).unwrap();
-    assert_eq!(
-        result.status, "completed",
-        "no review for an edit that cannot apply"
-    );
+    assert_eq!(result.status, "completed", "no review for an edit that cannot apply");
     let last = h.model.requests().pop().unwrap();
-    let tool_result = last
-        .messages
-        .iter()
-        .rev()
-        .find(|m| matches!(m, Message::Tool { .. }))
-        .unwrap()
-        .text()
-        .to_owned();
-    assert!(
-        tool_result.contains("no_match") || tool_result.contains("not found"),
-        "{tool_result}"
-    );
-    assert!(
-        tool_result.contains("closest region"),
-        "the model gets the closest region to retry: {tool_result}"
-    );
+    let tool_result = last.messages.iter().rev().find(|m| matches!(m, Message::Tool { .. })).unwrap().text().to_owned();
+    assert!(tool_result.contains("no_match") || tool_result.contains("not found"), "{tool_result}");
+    assert!(tool_result.contains("closest region"), "the model gets the closest region to retry: {tool_result}");
 }
 
 #[test]
@@ -337,20 +235,10 @@ fn resume_works_after_a_reload_with_the_same_storage() {
     drop(first);
     // A new page: new agent, new model, same database.
     let second = harness_on(backend, vec![text("Done.")]);
-    assert!(block_on(second.agent.pending_review("s1"))
-        .unwrap()
-        .is_some());
-    let done = block_on(
-        second
-            .agent
-            .resume("s1", json!({"approved": true}), agent_on()),
-    )
-    .unwrap();
+    assert!(block_on(second.agent.pending_review("s1")).unwrap().is_some());
+    let done = block_on(second.agent.resume("s1", json!({"approved": true}), agent_on())).unwrap();
     assert_eq!(done.status, "completed");
-    assert!(block_on(second.db.section(&section))
-        .unwrap()
-        .content
-        .contains("吾輩は犬である。"));
+    assert!(block_on(second.db.section(&section)).unwrap().content.contains("吾輩は犬である。"));
     let _ = &second.backend;
 }
 
@@ -358,9 +246,7 @@ fn resume_works_after_a_reload_with_the_same_storage() {
 fn abort_mid_run_leaves_a_consistent_resumable_checkpoint() {
     let h = harness(vec![
         json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
-        Step::Stall {
-            partial: "Let me think".into(),
-        },
+        Step::Stall { partial: "Let me think".into() },
     ]);
     let cancel = CancelToken::new();
     let stop = cancel.clone();
@@ -376,54 +262,27 @@ fn abort_mid_run_leaves_a_consistent_resumable_checkpoint() {
     let result = block_on(h.agent.send("s1", "Tell me about Rust", options)).unwrap();
     assert_eq!(result.status, "aborted");
     let state = block_on(h.agent.state("s1")).unwrap().unwrap();
-    assert_eq!(
-        state.messages.len(),
-        1,
-        "the half-streamed answer was not kept"
-    );
+    assert_eq!(state.messages.len(), 1, "the half-streamed answer was not kept");
     // The session goes on normally.
-    h.model.push(json_reply(
-        json!({"strategy": "chat_only", "reasoning": "x"}),
-    ));
+    h.model.push(json_reply(json!({"strategy": "chat_only", "reasoning": "x"})));
     h.model.push(text("Rust is a language."));
     let next = block_on(h.agent.send("s1", "Briefly, please", agent_on())).unwrap();
     assert_eq!(next.status, "completed");
-    assert_eq!(
-        block_on(h.agent.state("s1"))
-            .unwrap()
-            .unwrap()
-            .messages
-            .len(),
-        3
-    );
+    assert_eq!(block_on(h.agent.state("s1")).unwrap().unwrap().messages.len(), 3);
 }
 
 #[test]
 fn a_looping_model_hits_the_recursion_limit_with_a_clear_error() {
-    let h = harness(vec![json_reply(
-        json!({"strategy": "general_agent", "reasoning": "x"}),
-    )]);
+    let h = harness(vec![json_reply(json!({"strategy": "general_agent", "reasoning": "x"}))]);
     h.agent.env().settings.borrow_mut().recursion_limit = 12;
     for _ in 0..20 {
         h.model.push(Step::Respond(Box::new(|_: &ChatRequest| {
-            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
-                "c",
-                "current_time",
-                &json!({}),
-            )]))
+            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new("c", "current_time", &json!({}))]))
         })));
     }
-    let err = block_on(
-        h.agent
-            .send("s1", "What time is it, again and again?", agent_on()),
-    )
-    .unwrap_err();
+    let err = block_on(h.agent.send("s1", "What time is it, again and again?", agent_on())).unwrap_err();
     assert_eq!(err.code, "recursion_limit");
-    assert!(
-        err.message.contains("agent -> tools") || err.message.contains("tools -> agent"),
-        "{}",
-        err.message
-    );
+    assert!(err.message.contains("agent -> tools") || err.message.contains("tools -> agent"), "{}", err.message);
 }
 
 #[test]
@@ -434,12 +293,9 @@ fn router_garbage_falls_back_and_the_run_goes_on() {
         text("Tokyo had about 14 million people in 2020."),
     ]);
     h.model.push(text("unused"));
-    let result = block_on(h.agent.send(
-        "s1",
-        "Find the population of Tokyo in 2020 and compare it with Osaka",
-        agent_on(),
-    ))
-    .unwrap();
+    let result =
+        block_on(h.agent.send("s1", "Find the population of Tokyo in 2020 and compare it with Osaka", agent_on()))
+            .unwrap();
     assert_eq!(result.strategy, Some(Strategy::GeneralAgent));
     assert_eq!(result.status, "completed");
     assert_eq!(fallback_strategy("第三章を推敲して"), Strategy::Writing);
@@ -459,18 +315,11 @@ fn agent_mode_off_chats_with_whole_artifacts_and_no_router_call() {
         Origin::User,
     ))
     .unwrap();
-    let result = block_on(
-        h.agent
-            .send("s1", "Summarise my notes", SendOptions::default()),
-    )
-    .unwrap();
+    let result = block_on(h.agent.send("s1", "Summarise my notes", SendOptions::default())).unwrap();
     assert_eq!(result.status, "completed");
     let requests = h.model.requests();
     assert_eq!(requests.len(), 1, "no router call with agent mode off");
-    assert!(
-        requests[0].messages[1].text().contains(&long),
-        "the artifact is injected whole"
-    );
+    assert!(requests[0].messages[1].text().contains(&long), "the artifact is injected whole");
     assert!(requests[0].messages[1].text().contains("Agent mode: off"));
 }
 
@@ -485,12 +334,7 @@ fn memory_judge_and_refiner_store_a_dated_tagged_fact() {
         ),
     ]);
     h.agent.env().settings.borrow_mut().long_term_memory = true;
-    let result = block_on(h.agent.send(
-        "s1",
-        "I decided: the novel is in first person",
-        agent_on(),
-    ))
-    .unwrap();
+    let result = block_on(h.agent.send("s1", "I decided: the novel is in first person", agent_on())).unwrap();
     assert_eq!(result.status, "completed");
     let dates = block_on(h.db.memory_dates()).unwrap();
     assert_eq!(dates.len(), 1);
@@ -515,10 +359,7 @@ fn a_greeting_with_memory_on_stores_nothing() {
 fn the_next_turn_sees_past_actions_condensed() {
     let h = harness(vec![
         json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
-        calls(&[
-            ("record_thought", json!({"thought": "search first"})),
-            ("web_search", json!({"query": "rust"})),
-        ]),
+        calls(&[("record_thought", json!({"thought": "search first"})), ("web_search", json!({"query": "rust"}))]),
         json_reply(json!({"query": "rust language", "reason": "technical"})),
         text("Rust is a systems language."),
         json_reply(json!({"strategy": "chat_only", "reasoning": "x"})),
@@ -530,16 +371,9 @@ fn the_next_turn_sees_past_actions_condensed() {
     let history: Vec<&str> = last.messages.iter().skip(2).map(|m| m.text()).collect();
     assert_eq!(history[0], "What is Rust?");
     assert!(
-        history[1].contains("[THOUGHT] search first")
-            && history[1].contains("[ACTION] web_search(query=\"rust\")"),
+        history[1].contains("[THOUGHT] search first") && history[1].contains("[ACTION] web_search(query=\"rust\")"),
         "{history:?}"
     );
     assert!(history[1].ends_with("Rust is a systems language."));
-    assert!(
-        !last
-            .messages
-            .iter()
-            .any(|m| matches!(m, Message::Tool { .. })),
-        "past tool results are not resent"
-    );
+    assert!(!last.messages.iter().any(|m| matches!(m, Message::Tool { .. })), "past tool results are not resent");
 }

@@ -8,15 +8,7 @@ use serde_json::Value;
 use crate::llm::Message;
 
 /// Argument fields that carry bulk text.
-const HEAVY_FIELDS: &[&str] = &[
-    "content",
-    "edits",
-    "search_replace",
-    "text",
-    "markdown",
-    "history",
-    "answer",
-];
+const HEAVY_FIELDS: &[&str] = &["content", "edits", "search_replace", "text", "markdown", "history", "answer"];
 /// Longest argument string kept verbatim in an `[ACTION]` line.
 const MAX_ARG_CHARS: usize = 120;
 
@@ -56,8 +48,7 @@ pub fn summarize_arguments(arguments: &str) -> String {
 
 fn string_arg(arguments: &str, keys: &[&str]) -> Option<String> {
     let v: Value = serde_json::from_str(arguments).ok()?;
-    keys.iter()
-        .find_map(|k| v.get(*k).and_then(Value::as_str).map(str::to_owned))
+    keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str).map(str::to_owned))
 }
 
 /// Condenses one past turn (everything after its user message).
@@ -65,18 +56,12 @@ fn condense(turn: &[Message]) -> Option<Message> {
     let mut lines = Vec::new();
     let mut answer = String::new();
     for message in turn {
-        if let Message::Assistant {
-            content,
-            tool_calls,
-        } = message
-        {
+        if let Message::Assistant { content, tool_calls } = message {
             for call in tool_calls {
                 let args = &call.function.arguments;
                 match call.function.name.as_str() {
-                    "record_thought" => lines.push(format!(
-                        "[THOUGHT] {}",
-                        cut(&string_arg(args, &["thought"]).unwrap_or_default(), 400)
-                    )),
+                    "record_thought" => lines
+                        .push(format!("[THOUGHT] {}", cut(&string_arg(args, &["thought"]).unwrap_or_default(), 400))),
                     "plan_task" => lines.push(format!(
                         "[THOUGHT] plan: {}",
                         cut(&string_arg(args, &["goal"]).unwrap_or_default(), 200)
@@ -114,10 +99,8 @@ pub fn history_for_model(messages: &[Message], turn_start: usize) -> Vec<Message
                 i += 1;
             }
             _ => {
-                let end = past[i..]
-                    .iter()
-                    .position(|m| matches!(m, Message::User { .. }))
-                    .map_or(past.len(), |p| i + p);
+                let end =
+                    past[i..].iter().position(|m| matches!(m, Message::User { .. })).map_or(past.len(), |p| i + p);
                 out.extend(condense(&past[i..end]));
                 i = end;
             }
@@ -141,11 +124,7 @@ mod tests {
             Message::Assistant {
                 content: None,
                 tool_calls: vec![
-                    ToolCall::new(
-                        "1",
-                        "record_thought",
-                        &json!({"thought": "I need the text first"}),
-                    ),
+                    ToolCall::new("1", "record_thought", &json!({"thought": "I need the text first"})),
                     ToolCall::new("2", "get_manuscript", &json!({"section_id": "abc"})),
                 ],
             },
@@ -166,18 +145,9 @@ mod tests {
         let out = history_for_model(&messages, 7);
         assert_eq!(out.len(), 3);
         let condensed = out[1].text();
-        assert!(
-            condensed.contains("[THOUGHT] I need the text first"),
-            "{condensed}"
-        );
-        assert!(
-            condensed.contains("[ACTION] get_manuscript(section_id=\"abc\")"),
-            "{condensed}"
-        );
-        assert!(
-            condensed.contains("content=content summarised: 20000 chars"),
-            "{condensed}"
-        );
+        assert!(condensed.contains("[THOUGHT] I need the text first"), "{condensed}");
+        assert!(condensed.contains("[ACTION] get_manuscript(section_id=\"abc\")"), "{condensed}");
+        assert!(condensed.contains("content=content summarised: 20000 chars"), "{condensed}");
         assert!(condensed.ends_with("Done: chapter 1 is tighter now."));
         assert!(condensed.len() < 500, "no heavy field survives");
         assert_eq!(out[2].text(), "Thanks! And chapter 2?");

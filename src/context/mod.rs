@@ -7,5 +7,6 @@ mod snippets;
 
 pub use history::{history_for_model, summarize_arguments};
 pub use snippets::{
-    artifact_index, snippet, snippet_entry, ArtifactIndexOptions, ARTIFACT_INDEX_HEADING,
+    artifact_index, render_index, shown_whole, snippet, snippet_entry, ArtifactIndexOptions, EntryBody, IndexEntry,
+    ARTIFACT_INDEX_HEADING,
 };

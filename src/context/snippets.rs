@@ -2,7 +2,7 @@
 //! artifact as id, title and a snippet (its whole text when short, or when
 //! agent mode is off and the model cannot fetch it).
 
-use unicode_segmentation::UnicodeSegmentation;
+use unicode_segmentation::GraphemeCursor;
 
 use crate::store::SessionArtifact;
 
@@ -23,27 +23,26 @@ pub struct ArtifactIndexOptions {
 
 impl Default for ArtifactIndexOptions {
     fn default() -> ArtifactIndexOptions {
-        ArtifactIndexOptions {
-            snippet_chars: 300,
-            full_threshold: 1000,
-            agent_mode: true,
-        }
+        ArtifactIndexOptions { snippet_chars: 300, full_threshold: 1000, agent_mode: true }
     }
 }
 
 /// The first `max_chars` characters of `text`, cut on a grapheme boundary
 /// (never inside a UTF-8 sequence, an emoji sequence or a combining mark).
 pub fn snippet(text: &str, max_chars: usize) -> &str {
-    let mut chars = 0;
-    let mut end = 0;
-    for (at, grapheme) in text.grapheme_indices(true) {
-        chars += grapheme.chars().count();
-        if chars > max_chars {
-            break;
-        }
-        end = at + grapheme.len();
+    let Some((cut, _)) = text.char_indices().nth(max_chars) else {
+        return text;
+    };
+    // Only the cut point is examined: if it falls inside a grapheme, step
+    // back to that grapheme's start.
+    let mut cursor = GraphemeCursor::new(cut, text.len(), true);
+    match cursor.is_boundary(text, 0) {
+        Ok(true) => &text[..cut],
+        _ => match cursor.prev_boundary(text, 0) {
+            Ok(Some(start)) => &text[..start],
+            _ => "",
+        },
     }
-    &text[..end]
 }
 
 /// One entry of the index in snippet form.
@@ -57,36 +56,68 @@ pub fn snippet_entry(out: &mut String, id: &str, title: &str, content: &str, max
     out.push_str("...");
 }
 
-/// The index of the active artifacts, or `None` when there are none.
-pub fn artifact_index(
-    artifacts: &[SessionArtifact],
-    options: ArtifactIndexOptions,
-) -> Option<String> {
-    let active: Vec<&SessionArtifact> = artifacts.iter().filter(|a| a.is_active).collect();
-    if active.is_empty() {
+/// One artifact in the index: shown whole, or as a snippet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexEntry<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub body: EntryBody<'a>,
+}
+
+/// What the index shows of an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryBody<'a> {
+    Whole(&'a str),
+    /// The first characters (already cut on a grapheme boundary).
+    Snippet(&'a str),
+}
+
+/// Renders the index, or `None` when there is nothing to show.
+pub fn render_index(entries: &[IndexEntry<'_>], agent_mode: bool) -> Option<String> {
+    if entries.is_empty() {
         return None;
     }
     let mut out = String::from(ARTIFACT_INDEX_HEADING);
     out.push('\n');
-    out.push_str(if options.agent_mode {
+    out.push_str(if agent_mode {
         "The artifacts of this session (your working material). Short ones are shown whole; for the others only a snippet \
          is shown: call get_artifact with the id before relying on, quoting or editing the full text.\n"
     } else {
         "The artifacts of this session (your working material), in full.\n"
     });
-    for (i, a) in active.iter().enumerate() {
+    for (i, entry) in entries.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { "\n\n" });
-        let whole = !options.agent_mode || a.content.chars().count() < options.full_threshold;
-        if whole {
-            out.push_str(&format!(
-                "### [ID: {}] {}\nContent:\n{}",
-                a.id, a.title, a.content
-            ));
-        } else {
-            snippet_entry(&mut out, &a.id, &a.title, &a.content, options.snippet_chars);
+        match entry.body {
+            EntryBody::Whole(text) => {
+                out.push_str(&format!("### [ID: {}] {}\nContent:\n{text}", entry.id, entry.title))
+            }
+            EntryBody::Snippet(text) => snippet_entry(&mut out, entry.id, entry.title, text, usize::MAX),
         }
     }
     Some(out)
+}
+
+/// Whether an artifact of `length` (UTF-16 units, as JS counts) is shown whole.
+pub fn shown_whole(length: usize, options: ArtifactIndexOptions) -> bool {
+    !options.agent_mode || length < options.full_threshold
+}
+
+/// The index of the active artifacts among `artifacts`, or `None` when there are none.
+pub fn artifact_index(artifacts: &[SessionArtifact], options: ArtifactIndexOptions) -> Option<String> {
+    let entries: Vec<IndexEntry<'_>> = artifacts
+        .iter()
+        .filter(|a| a.is_active)
+        .map(|a| IndexEntry {
+            id: &a.id,
+            title: &a.title,
+            body: if shown_whole(a.content.encode_utf16().count(), options) {
+                EntryBody::Whole(&a.content)
+            } else {
+                EntryBody::Snippet(snippet(&a.content, options.snippet_chars))
+            },
+        })
+        .collect();
+    render_index(&entries, options.agent_mode)
 }
 
 #[cfg(test)]
@@ -117,37 +148,24 @@ mod tests {
         assert_eq!(snippet(family, 9), "ab👨‍👩‍👧‍👦");
         // e + combining acute stays together.
         assert_eq!(snippet("cafe\u{301}s", 4), "caf");
+        assert_eq!(snippet("cafe\u{301}s", 5), "cafe\u{301}");
+        // Flags are pairs of regional indicators.
+        assert_eq!(snippet("🇯🇵🇫🇷", 3), "🇯🇵");
+        assert_eq!(snippet("", 3), "");
         assert_eq!(snippet("short", 300), "short");
     }
 
     #[test]
     fn index_shows_snippets_long_texts_and_short_ones_whole() {
         let long = "長".repeat(2000);
-        let list = vec![
-            art("a", &long, true),
-            art("b", "brief note", true),
-            art("c", "hidden", false),
-        ];
+        let list = vec![art("a", &long, true), art("b", "brief note", true), art("c", "hidden", false)];
         let index = artifact_index(&list, ArtifactIndexOptions::default()).unwrap();
         assert!(index.starts_with(ARTIFACT_INDEX_HEADING));
-        assert!(index.contains(&format!(
-            "### [ID: a] Title a\nSnippet: {}...",
-            "長".repeat(300)
-        )));
+        assert!(index.contains(&format!("### [ID: a] Title a\nSnippet: {}...", "長".repeat(300))));
         assert!(index.contains("### [ID: b] Title b\nContent:\nbrief note"));
         assert!(!index.contains("hidden"), "inactive artifacts are left out");
-        let off = artifact_index(
-            &list,
-            ArtifactIndexOptions {
-                agent_mode: false,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(
-            off.contains(&long),
-            "agent mode off injects everything whole"
-        );
+        let off = artifact_index(&list, ArtifactIndexOptions { agent_mode: false, ..Default::default() }).unwrap();
+        assert!(off.contains(&long), "agent mode off injects everything whole");
         assert!(artifact_index(&[art("c", "x", false)], ArtifactIndexOptions::default()).is_none());
     }
 }

@@ -19,11 +19,7 @@ pub const END: &str = "__end__";
 /// One step of work: reads the state, returns a partial update.
 #[async_trait(?Send)]
 pub trait Node<S: GraphState> {
-    async fn run(
-        &self,
-        state: &S,
-        ctx: &mut NodeContext<'_>,
-    ) -> std::result::Result<S::Update, NodeError>;
+    async fn run(&self, state: &S, ctx: &mut NodeContext<'_>) -> std::result::Result<S::Update, NodeError>;
 }
 
 /// Chooses the next node from the state (returns a node name or [`END`]).
@@ -42,10 +38,7 @@ pub struct StateGraph<S: GraphState> {
 
 impl<S: GraphState> Default for StateGraph<S> {
     fn default() -> Self {
-        StateGraph {
-            nodes: Vec::new(),
-            edges: Vec::new(),
-        }
+        StateGraph { nodes: Vec::new(), edges: Vec::new() }
     }
 }
 
@@ -62,8 +55,7 @@ impl<S: GraphState> StateGraph<S> {
 
     /// Always go from `from` to `to` (a node or [`END`]).
     pub fn add_edge(mut self, from: &str, to: &str) -> Self {
-        self.edges
-            .push((from.to_owned(), EdgeSpec::Static(to.to_owned())));
+        self.edges.push((from.to_owned(), EdgeSpec::Static(to.to_owned())));
         self
     }
 
@@ -75,10 +67,7 @@ impl<S: GraphState> StateGraph<S> {
         targets: &[&str],
     ) -> Self {
         let targets = targets.iter().map(|t| (*t).to_owned()).collect();
-        self.edges.push((
-            from.to_owned(),
-            EdgeSpec::Conditional(Rc::new(router), targets),
-        ));
+        self.edges.push((from.to_owned(), EdgeSpec::Conditional(Rc::new(router), targets)));
         self
     }
 
@@ -99,10 +88,7 @@ impl<S: GraphState> StateGraph<S> {
             index
                 .get(to)
                 .map(|&i| Target::Node(i))
-                .ok_or_else(|| GraphError::UnknownNode {
-                    from: from.to_owned(),
-                    to: to.to_owned(),
-                })
+                .ok_or_else(|| GraphError::UnknownNode { from: from.to_owned(), to: to.to_owned() })
         };
         let mut entry = None;
         let mut edges: Vec<Option<Edge<S>>> = (0..self.nodes.len()).map(|_| None).collect();
@@ -110,20 +96,17 @@ impl<S: GraphState> StateGraph<S> {
             let edge = match spec {
                 EdgeSpec::Static(to) => Edge::Static(target(&from, &to)?),
                 EdgeSpec::Conditional(router, targets) => {
-                    let routes = targets
-                        .iter()
-                        .map(|t| Ok((t.clone(), target(&from, t)?)))
-                        .collect::<Result<Vec<_>>>()?;
+                    let routes =
+                        targets.iter().map(|t| Ok((t.clone(), target(&from, t)?))).collect::<Result<Vec<_>>>()?;
                     Edge::Conditional { router, routes }
                 }
             };
             let slot = if from == START {
                 &mut entry
             } else {
-                let i = *index.get(&from).ok_or_else(|| GraphError::UnknownNode {
-                    from: START.to_owned(),
-                    to: from.clone(),
-                })?;
+                let i = *index
+                    .get(&from)
+                    .ok_or_else(|| GraphError::UnknownNode { from: START.to_owned(), to: from.clone() })?;
                 &mut edges[i]
             };
             if slot.replace(edge).is_some() {

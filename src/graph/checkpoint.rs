@@ -72,9 +72,7 @@ pub struct PrunePolicy {
 
 impl Default for PrunePolicy {
     fn default() -> PrunePolicy {
-        PrunePolicy {
-            keep_per_thread: 100,
-        }
+        PrunePolicy { keep_per_thread: 100 }
     }
 }
 
@@ -86,10 +84,7 @@ pub struct MemoryCheckpointer<S> {
 
 impl<S> MemoryCheckpointer<S> {
     pub fn new(policy: PrunePolicy) -> MemoryCheckpointer<S> {
-        MemoryCheckpointer {
-            threads: RefCell::new(HashMap::new()),
-            policy,
-        }
+        MemoryCheckpointer { threads: RefCell::new(HashMap::new()), policy }
     }
 }
 
@@ -115,27 +110,14 @@ impl<S: GraphState> Checkpointer<S> for MemoryCheckpointer<S> {
     }
 
     async fn latest(&self, thread: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
-        Ok(self
-            .threads
-            .borrow()
-            .get(thread)
-            .and_then(|l| l.back().cloned()))
+        Ok(self.threads.borrow().get(thread).and_then(|l| l.back().cloned()))
     }
 
     async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
-        Ok(self
-            .threads
-            .borrow()
-            .get(thread)
-            .and_then(|l| l.iter().find(|c| c.id == id).cloned()))
+        Ok(self.threads.borrow().get(thread).and_then(|l| l.iter().find(|c| c.id == id).cloned()))
     }
 
     async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError> {
-        Ok(self
-            .threads
-            .borrow()
-            .get(thread)
-            .map(|l| l.iter().rev().cloned().collect())
-            .unwrap_or_default())
+        Ok(self.threads.borrow().get(thread).map(|l| l.iter().rev().cloned().collect()).unwrap_or_default())
     }
 }

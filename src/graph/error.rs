@@ -32,11 +32,7 @@ pub enum GraphError {
     RecursionLimit { limit: usize, cycle: Vec<String> },
     /// A node failed.
     #[error("node {node:?} failed: {message}")]
-    Node {
-        node: String,
-        code: String,
-        message: String,
-    },
+    Node { node: String, code: String, message: String },
     /// The checkpointer failed.
     #[error("checkpoint storage failed: {0}")]
     Checkpoint(String),
@@ -82,9 +78,6 @@ pub enum NodeError {
 impl NodeError {
     /// A failure with a code.
     pub fn failed(code: impl Into<String>, message: impl Into<String>) -> NodeError {
-        NodeError::Failed {
-            code: code.into(),
-            message: message.into(),
-        }
+        NodeError::Failed { code: code.into(), message: message.into() }
     }
 }

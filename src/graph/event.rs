@@ -5,11 +5,7 @@ use serde_json::Value;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(
-    tag = "type",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum GraphEvent {
     RunStart {
         thread_id: String,

@@ -22,10 +22,7 @@ pub(crate) enum Target {
 
 pub(crate) enum Edge<S> {
     Static(Target),
-    Conditional {
-        router: Router<S>,
-        routes: Vec<(String, Target)>,
-    },
+    Conditional { router: Router<S>, routes: Vec<(String, Target)> },
 }
 
 impl<S> Edge<S> {
@@ -67,21 +64,14 @@ impl NodeContext<'_> {
     /// Streams a piece of model output.
     pub fn emit_token(&self, text: &str) {
         if let Some(sink) = self.events {
-            sink(&GraphEvent::Token {
-                node: self.node.to_owned(),
-                text: text.to_owned(),
-            });
+            sink(&GraphEvent::Token { node: self.node.to_owned(), text: text.to_owned() });
         }
     }
 
     /// Reports a custom event.
     pub fn emit(&self, name: &str, data: Value) {
         if let Some(sink) = self.events {
-            sink(&GraphEvent::Custom {
-                node: self.node.to_owned(),
-                name: name.to_owned(),
-                data,
-            });
+            sink(&GraphEvent::Custom { node: self.node.to_owned(), name: name.to_owned(), data });
         }
     }
 
@@ -105,13 +95,7 @@ pub struct RunConfig<'a, S: GraphState> {
 impl<'a, S: GraphState> RunConfig<'a, S> {
     /// A run of `thread_id` with the defaults (no checkpointer, no events).
     pub fn new(thread_id: &'a str) -> RunConfig<'a, S> {
-        RunConfig {
-            thread_id,
-            recursion_limit: 25,
-            cancel: CancelToken::new(),
-            checkpointer: None,
-            events: None,
-        }
+        RunConfig { thread_id, recursion_limit: 25, cancel: CancelToken::new(), checkpointer: None, events: None }
     }
 }
 
@@ -163,16 +147,8 @@ struct Position {
 }
 
 impl<S: GraphState> CompiledGraph<S> {
-    pub(crate) fn new(
-        nodes: Vec<(String, Rc<dyn Node<S>>)>,
-        edges: Vec<Edge<S>>,
-        entry: Edge<S>,
-    ) -> CompiledGraph<S> {
-        CompiledGraph {
-            nodes,
-            edges,
-            entry,
-        }
+    pub(crate) fn new(nodes: Vec<(String, Rc<dyn Node<S>>)>, edges: Vec<Edge<S>>, entry: Edge<S>) -> CompiledGraph<S> {
+        CompiledGraph { nodes, edges, entry }
     }
 
     /// Node names, in the order they were added.
@@ -185,14 +161,12 @@ impl<S: GraphState> CompiledGraph<S> {
             Edge::Static(t) => Ok(*t),
             Edge::Conditional { router, routes } => {
                 let route = router(state);
-                routes
-                    .iter()
-                    .find(|(name, _)| *name == route)
-                    .map(|(_, t)| *t)
-                    .ok_or_else(|| GraphError::UnknownRoute {
+                routes.iter().find(|(name, _)| *name == route).map(|(_, t)| *t).ok_or_else(|| {
+                    GraphError::UnknownRoute {
                         node: from.map_or(START, |i| self.nodes[i].0.as_str()).to_owned(),
                         route,
-                    })
+                    }
+                })
             }
         }
     }
@@ -210,33 +184,14 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// Starts a new run of the thread with `input` applied to its state
     /// (the latest checkpoint's, or the default state for a new thread).
-    pub async fn invoke(
-        &self,
-        input: S::Update,
-        config: &RunConfig<'_, S>,
-    ) -> Result<RunOutcome<S>> {
+    pub async fn invoke(&self, input: S::Update, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
         let latest = match config.checkpointer {
-            Some(cp) => cp
-                .latest(config.thread_id)
-                .await
-                .map_err(|e| GraphError::Checkpoint(e.to_string()))?,
+            Some(cp) => cp.latest(config.thread_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?,
             None => None,
         };
         let (mut state, position) = match latest {
-            Some(c) => (
-                c.state,
-                Position {
-                    step: c.step + 1,
-                    parent: Some(c.id),
-                },
-            ),
-            None => (
-                S::default(),
-                Position {
-                    step: 0,
-                    parent: None,
-                },
-            ),
+            Some(c) => (c.state, Position { step: c.step + 1, parent: Some(c.id) }),
+            None => (S::default(), Position { step: 0, parent: None }),
         };
         state.apply(input);
         let first = self.route(None, &self.entry, &state)?;
@@ -245,32 +200,17 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// Continues the thread's pending run (interrupted or aborted) at the
     /// node it stopped at; `value` answers a pending interrupt.
-    pub async fn resume(
-        &self,
-        value: Option<Value>,
-        config: &RunConfig<'_, S>,
-    ) -> Result<RunOutcome<S>> {
-        let cp = config
-            .checkpointer
-            .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
+    pub async fn resume(&self, value: Option<Value>, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
+        let cp = config.checkpointer.ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let latest = cp
             .latest(config.thread_id)
             .await
             .map_err(|e| GraphError::Checkpoint(e.to_string()))?
             .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
-        let next = latest
-            .next
-            .as_deref()
-            .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
-        let index = self
-            .index_of(next)
-            .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
-        let position = Position {
-            step: latest.step + 1,
-            parent: Some(latest.id),
-        };
-        self.drive(latest.state, Target::Node(index), position, value, config)
-            .await
+        let next = latest.next.as_deref().ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
+        let index = self.index_of(next).ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
+        let position = Position { step: latest.step + 1, parent: Some(latest.id) };
+        self.drive(latest.state, Target::Node(index), position, value, config).await
     }
 
     async fn save(
@@ -296,9 +236,7 @@ impl<S: GraphState> CompiledGraph<S> {
             interrupt,
             created_at: platform::now_ms(),
         };
-        cp.put(checkpoint)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        cp.put(checkpoint).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
         position.step += 1;
         Ok(Some(id))
     }
@@ -316,26 +254,14 @@ impl<S: GraphState> CompiledGraph<S> {
                 sink(&event);
             }
         };
-        emit(GraphEvent::RunStart {
-            thread_id: config.thread_id.to_owned(),
-        });
+        emit(GraphEvent::RunStart { thread_id: config.thread_id.to_owned() });
         // The run's starting point is durable before any node runs.
-        let mut checkpoint_id = if resume.is_none() {
-            self.save(config, &mut position, &state, next, None).await?
-        } else {
-            None
-        };
+        let mut checkpoint_id =
+            if resume.is_none() { self.save(config, &mut position, &state, next, None).await? } else { None };
         let mut trace: Vec<usize> = Vec::new();
         let finish = |status: RunStatus, state: S, checkpoint_id: Option<String>, steps: usize| {
-            emit(GraphEvent::RunEnd {
-                status: status.as_str().to_owned(),
-            });
-            Ok(RunOutcome {
-                status,
-                state,
-                checkpoint_id,
-                steps,
-            })
+            emit(GraphEvent::RunEnd { status: status.as_str().to_owned() });
+            Ok(RunOutcome { status, state, checkpoint_id, steps })
         };
         loop {
             let Target::Node(current) = next else {
@@ -345,17 +271,11 @@ impl<S: GraphState> CompiledGraph<S> {
                 return finish(RunStatus::Aborted, state, checkpoint_id, trace.len());
             }
             if trace.len() >= config.recursion_limit {
-                return Err(GraphError::RecursionLimit {
-                    limit: config.recursion_limit,
-                    cycle: self.cycle(&trace),
-                });
+                return Err(GraphError::RecursionLimit { limit: config.recursion_limit, cycle: self.cycle(&trace) });
             }
             trace.push(current);
             let (name, node) = &self.nodes[current];
-            emit(GraphEvent::NodeStart {
-                node: name.clone(),
-                step: position.step,
-            });
+            emit(GraphEvent::NodeStart { node: name.clone(), step: position.step });
             let mut ctx = NodeContext {
                 node: name,
                 thread_id: config.thread_id,
@@ -374,49 +294,26 @@ impl<S: GraphState> CompiledGraph<S> {
                     }
                     state.apply(update);
                     next = self.route(Some(current), &self.edges[current], &state)?;
-                    emit(GraphEvent::NodeEnd {
-                        node: name.clone(),
-                        step: position.step,
-                    });
-                    checkpoint_id = self
-                        .save(config, &mut position, &state, next, None)
-                        .await?
-                        .or(checkpoint_id);
+                    emit(GraphEvent::NodeEnd { node: name.clone(), step: position.step });
+                    checkpoint_id = self.save(config, &mut position, &state, next, None).await?.or(checkpoint_id);
                 }
                 Err(NodeError::Interrupt(payload)) => {
                     // Durable: a reload finds the pending review in the latest checkpoint.
                     checkpoint_id = self
-                        .save(
-                            config,
-                            &mut position,
-                            &state,
-                            Target::Node(current),
-                            Some(payload.clone()),
-                        )
+                        .save(config, &mut position, &state, Target::Node(current), Some(payload.clone()))
                         .await?
                         .or(checkpoint_id);
                     return finish(
-                        RunStatus::Interrupted {
-                            node: name.clone(),
-                            payload,
-                        },
+                        RunStatus::Interrupted { node: name.clone(), payload },
                         state,
                         checkpoint_id,
                         trace.len(),
                     );
                 }
-                Err(NodeError::Aborted) => {
-                    return finish(RunStatus::Aborted, state, checkpoint_id, trace.len())
-                }
+                Err(NodeError::Aborted) => return finish(RunStatus::Aborted, state, checkpoint_id, trace.len()),
                 Err(NodeError::Failed { code, message }) => {
-                    emit(GraphEvent::RunEnd {
-                        status: "failed".into(),
-                    });
-                    return Err(GraphError::Node {
-                        node: name.clone(),
-                        code,
-                        message,
-                    });
+                    emit(GraphEvent::RunEnd { status: "failed".into() });
+                    return Err(GraphError::Node { node: name.clone(), code, message });
                 }
             }
         }
@@ -425,43 +322,23 @@ impl<S: GraphState> CompiledGraph<S> {
     /// The repeating part of the last steps (for the recursion-limit error).
     fn cycle(&self, trace: &[usize]) -> Vec<String> {
         let n = trace.len();
-        let period = (1..=n / 2)
-            .find(|&p| trace[n - p..] == trace[n - 2 * p..n - p])
-            .unwrap_or(n.min(6));
-        trace[n - period..]
-            .iter()
-            .map(|&i| self.nodes[i].0.clone())
-            .collect()
+        let period = (1..=n / 2).find(|&p| trace[n - p..] == trace[n - 2 * p..n - p]).unwrap_or(n.min(6));
+        trace[n - period..].iter().map(|&i| self.nodes[i].0.clone()).collect()
     }
 
     /// The thread's checkpoints, newest first.
-    pub async fn history(
-        &self,
-        checkpointer: &dyn Checkpointer<S>,
-        thread: &str,
-    ) -> Result<Vec<Checkpoint<S>>> {
-        checkpointer
-            .history(thread)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))
+    pub async fn history(&self, checkpointer: &dyn Checkpointer<S>, thread: &str) -> Result<Vec<Checkpoint<S>>> {
+        checkpointer.history(thread).await.map_err(|e| GraphError::Checkpoint(e.to_string()))
     }
 
     /// The state at one checkpoint.
-    pub async fn state_at(
-        &self,
-        checkpointer: &dyn Checkpointer<S>,
-        thread: &str,
-        id: &str,
-    ) -> Result<S> {
+    pub async fn state_at(&self, checkpointer: &dyn Checkpointer<S>, thread: &str, id: &str) -> Result<S> {
         checkpointer
             .get(thread, id)
             .await
             .map_err(|e| GraphError::Checkpoint(e.to_string()))?
             .map(|c| c.state)
-            .ok_or_else(|| GraphError::NoSuchCheckpoint {
-                thread: thread.to_owned(),
-                id: id.to_owned(),
-            })
+            .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })
     }
 
     /// Starts thread `into` from checkpoint `id` of `thread` (the original
@@ -477,20 +354,14 @@ impl<S: GraphState> CompiledGraph<S> {
             .get(thread, id)
             .await
             .map_err(|e| GraphError::Checkpoint(e.to_string()))?
-            .ok_or_else(|| GraphError::NoSuchCheckpoint {
-                thread: thread.to_owned(),
-                id: id.to_owned(),
-            })?;
+            .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })?;
         let forked = Checkpoint {
             thread_id: into.to_owned(),
             parent_id: Some(format!("{thread}/{id}")),
             created_at: platform::now_ms(),
             ..source
         };
-        checkpointer
-            .put(forked.clone())
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        checkpointer.put(forked.clone()).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
         Ok(forked)
     }
 }

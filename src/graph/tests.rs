@@ -23,16 +23,8 @@ struct Visit(&'static str);
 
 #[async_trait(?Send)]
 impl Node<Trail> for Visit {
-    async fn run(
-        &self,
-        state: &Trail,
-        _: &mut NodeContext<'_>,
-    ) -> std::result::Result<TrailUpdate, NodeError> {
-        Ok(TrailUpdate {
-            visited: vec![self.0.into()],
-            count: Some(state.count + 1),
-            ..Default::default()
-        })
+    async fn run(&self, state: &Trail, _: &mut NodeContext<'_>) -> std::result::Result<TrailUpdate, NodeError> {
+        Ok(TrailUpdate { visited: vec![self.0.into()], count: Some(state.count + 1), ..Default::default() })
     }
 }
 
@@ -41,11 +33,7 @@ struct Review;
 
 #[async_trait(?Send)]
 impl Node<Trail> for Review {
-    async fn run(
-        &self,
-        _: &Trail,
-        ctx: &mut NodeContext<'_>,
-    ) -> std::result::Result<TrailUpdate, NodeError> {
+    async fn run(&self, _: &Trail, ctx: &mut NodeContext<'_>) -> std::result::Result<TrailUpdate, NodeError> {
         let decision = ctx.interrupt(json!({"question": "ship it?"}))?;
         Ok(TrailUpdate {
             visited: vec!["review".into()],
@@ -60,11 +48,7 @@ struct StopsTheRun;
 
 #[async_trait(?Send)]
 impl Node<Trail> for StopsTheRun {
-    async fn run(
-        &self,
-        _: &Trail,
-        ctx: &mut NodeContext<'_>,
-    ) -> std::result::Result<TrailUpdate, NodeError> {
+    async fn run(&self, _: &Trail, ctx: &mut NodeContext<'_>) -> std::result::Result<TrailUpdate, NodeError> {
         ctx.cancel.cancel();
         Err(NodeError::Aborted)
     }
@@ -84,19 +68,10 @@ fn line() -> CompiledGraph<Trail> {
 #[test]
 fn compile_checks_the_graph() {
     let err = |g: StateGraph<Trail>| g.compile().err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(err(StateGraph::new()
-        .add_node("a", Visit("a"))
-        .add_edge("a", END))
-    .contains("no entry"));
-    assert!(err(StateGraph::new()
-        .add_node("a", Visit("a"))
-        .add_edge(START, "a")
-        .add_edge("a", "nope"))
-    .contains("\"nope\""));
-    assert!(err(StateGraph::new()
-        .add_node("a", Visit("a"))
-        .add_edge(START, "a"))
-    .contains("no way out"));
+    assert!(err(StateGraph::new().add_node("a", Visit("a")).add_edge("a", END)).contains("no entry"));
+    assert!(err(StateGraph::new().add_node("a", Visit("a")).add_edge(START, "a").add_edge("a", "nope"))
+        .contains("\"nope\""));
+    assert!(err(StateGraph::new().add_node("a", Visit("a")).add_edge(START, "a")).contains("no way out"));
     let unreachable = StateGraph::new()
         .add_node("a", Visit("a"))
         .add_node("b", Visit("b"))
@@ -104,29 +79,18 @@ fn compile_checks_the_graph() {
         .add_edge("a", END)
         .add_edge("b", END);
     assert!(err(unreachable).contains("\"b\" cannot be reached"));
-    let twice = StateGraph::new()
-        .add_node("a", Visit("a"))
-        .add_node("a", Visit("a"))
-        .add_edge(START, "a")
-        .add_edge("a", END);
+    let twice =
+        StateGraph::new().add_node("a", Visit("a")).add_node("a", Visit("a")).add_edge(START, "a").add_edge("a", END);
     assert!(err(twice).contains("used twice"));
-    let fan = StateGraph::new()
-        .add_node("a", Visit("a"))
-        .add_edge(START, "a")
-        .add_edge("a", END)
-        .add_edge("a", END);
+    let fan = StateGraph::new().add_node("a", Visit("a")).add_edge(START, "a").add_edge("a", END).add_edge("a", END);
     assert!(err(fan).contains("more than one outgoing edge"));
 }
 
 #[test]
 fn runs_apply_reducers_in_order() {
-    let out = block_on(line().invoke(
-        TrailUpdate {
-            visited: vec!["input".into()],
-            ..Default::default()
-        },
-        &RunConfig::new("t"),
-    ))
+    let out = block_on(
+        line().invoke(TrailUpdate { visited: vec!["input".into()], ..Default::default() }, &RunConfig::new("t")),
+    )
     .unwrap();
     assert_eq!(out.status, RunStatus::Completed);
     assert_eq!(out.state.visited, vec!["input", "a", "b"]);
@@ -206,10 +170,7 @@ fn interrupt_pauses_and_resume_continues_at_that_node() {
     let paused = block_on(graph.invoke(TrailUpdate::default(), &config)).unwrap();
     assert_eq!(
         paused.status,
-        RunStatus::Interrupted {
-            node: "review".into(),
-            payload: json!({"question": "ship it?"})
-        }
+        RunStatus::Interrupted { node: "review".into(), payload: json!({"question": "ship it?"}) }
     );
     assert_eq!(paused.state.visited, vec!["draft"]);
 
@@ -254,24 +215,13 @@ fn abort_keeps_the_last_completed_checkpoint_and_can_continue() {
     assert_eq!(out.status, RunStatus::Aborted);
     assert_eq!(out.state.visited, vec!["a"]);
     let latest = block_on(saver.latest("t")).unwrap().unwrap();
-    assert_eq!(
-        latest.state.visited,
-        vec!["a"],
-        "nothing of the aborted step was saved"
-    );
-    assert_eq!(
-        latest.next.as_deref(),
-        Some("stop"),
-        "the checkpoint says where to continue"
-    );
+    assert_eq!(latest.state.visited, vec!["a"], "nothing of the aborted step was saved");
+    assert_eq!(latest.next.as_deref(), Some("stop"), "the checkpoint says where to continue");
 
     // Cancelled before a step: nothing runs.
     let cancelled = CancelToken::new();
     cancelled.cancel();
-    let config = RunConfig {
-        cancel: cancelled,
-        ..RunConfig::new("u")
-    };
+    let config = RunConfig { cancel: cancelled, ..RunConfig::new("u") };
     let out = block_on(line().invoke(TrailUpdate::default(), &config)).unwrap();
     assert_eq!((out.status, out.steps), (RunStatus::Aborted, 0));
 }
@@ -285,10 +235,7 @@ fn checkpoints_link_parents_and_support_history_read_and_fork() {
     block_on(graph.invoke(TrailUpdate::default(), &config)).unwrap();
     let history = block_on(graph.history(&saver, "t")).unwrap();
     assert_eq!(history.len(), 3, "input + one per step");
-    assert_eq!(
-        history[0].parent_id.as_deref(),
-        Some(history[1].id.as_str())
-    );
+    assert_eq!(history[0].parent_id.as_deref(), Some(history[1].id.as_str()));
     assert_eq!(history[0].next, None);
     let middle = block_on(graph.state_at(&saver, "t", &history[1].id)).unwrap();
     assert_eq!(middle.visited, vec!["a"]);
@@ -299,11 +246,7 @@ fn checkpoints_link_parents_and_support_history_read_and_fork() {
     config2.checkpointer = Some(&saver);
     let out = block_on(graph.resume(None, &config2)).unwrap();
     assert_eq!(out.state.visited, vec!["a", "b"]);
-    assert_eq!(
-        block_on(graph.history(&saver, "t")).unwrap().len(),
-        3,
-        "the original thread is untouched"
-    );
+    assert_eq!(block_on(graph.history(&saver, "t")).unwrap().len(), 3, "the original thread is untouched");
 
     // A second run continues the thread's state.
     let out = block_on(graph.invoke(TrailUpdate::default(), &config)).unwrap();
@@ -328,33 +271,13 @@ fn events_report_the_run() {
     let events = Rc::new(RefCell::new(Vec::new()));
     let sink = events.clone();
     let listener = move |e: &GraphEvent| sink.borrow_mut().push(e.clone());
-    let config = RunConfig {
-        events: Some(&listener),
-        ..RunConfig::new("t")
-    };
+    let config = RunConfig { events: Some(&listener), ..RunConfig::new("t") };
     block_on(line().invoke(TrailUpdate::default(), &config)).unwrap();
-    let kinds: Vec<String> = events
-        .borrow()
-        .iter()
-        .map(|e| {
-            serde_json::to_value(e).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
+    let kinds: Vec<String> =
+        events.borrow().iter().map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned()).collect();
     assert_eq!(
         kinds,
-        [
-            "run_start",
-            "node_start",
-            "state_update",
-            "node_end",
-            "node_start",
-            "state_update",
-            "node_end",
-            "run_end"
-        ]
+        ["run_start", "node_start", "state_update", "node_end", "node_start", "state_update", "node_end", "run_end"]
     );
     let used = Cell::new(false);
     let _ = &used;

@@ -6,8 +6,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::{
-    CompiledGraph, MemoryCheckpointer, Node, NodeContext, NodeError, PrunePolicy, RunConfig,
-    StateGraph, END, START,
+    CompiledGraph, MemoryCheckpointer, Node, NodeContext, NodeError, PrunePolicy, RunConfig, StateGraph, END, START,
 };
 use crate::llm::{Message, ToolCall};
 
@@ -31,15 +30,8 @@ async fn router_model(_messages: &[Message]) -> Message {
 /// Fake agent model: one tool call per turn up to `turns`, then the answer.
 async fn agent_model(_messages: &[Message], turn: u32, turns: u32) -> Message {
     if turn <= turns {
-        let call = ToolCall::new(
-            format!("call_{turn}"),
-            "lookup",
-            &json!({ "q": format!("item-{turn}") }),
-        );
-        Message::Assistant {
-            content: Some(String::new()),
-            tool_calls: vec![call],
-        }
+        let call = ToolCall::new(format!("call_{turn}"), "lookup", &json!({ "q": format!("item-{turn}") }));
+        Message::Assistant { content: Some(String::new()), tool_calls: vec![call] }
     } else {
         Message::assistant(FINAL_ANSWER)
     }
@@ -64,63 +56,35 @@ struct Tools;
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Router {
-    async fn run(
-        &self,
-        state: &BenchState,
-        _: &mut NodeContext<'_>,
-    ) -> Result<BenchUpdate, NodeError> {
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
         let reply = router_model(&state.messages).await;
-        let parsed: serde_json::Value = serde_json::from_str(reply.text())
-            .map_err(|e| NodeError::failed("parse", e.to_string()))?;
+        let parsed: serde_json::Value =
+            serde_json::from_str(reply.text()).map_err(|e| NodeError::failed("parse", e.to_string()))?;
         let strategy = parsed["strategy"].as_str().unwrap_or_default().to_owned();
-        Ok(BenchUpdate {
-            phase: Some(strategy),
-            ..Default::default()
-        })
+        Ok(BenchUpdate { phase: Some(strategy), ..Default::default() })
     }
 }
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Agent {
-    async fn run(
-        &self,
-        state: &BenchState,
-        _: &mut NodeContext<'_>,
-    ) -> Result<BenchUpdate, NodeError> {
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
         let turn = state.loop_count + 1;
         let reply = agent_model(&state.messages, turn, self.0).await;
-        Ok(BenchUpdate {
-            messages: vec![reply],
-            loop_count: Some(turn),
-            ..Default::default()
-        })
+        Ok(BenchUpdate { messages: vec![reply], loop_count: Some(turn), ..Default::default() })
     }
 }
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Tools {
-    async fn run(
-        &self,
-        state: &BenchState,
-        _: &mut NodeContext<'_>,
-    ) -> Result<BenchUpdate, NodeError> {
-        let last = state
-            .messages
-            .last()
-            .ok_or_else(|| NodeError::failed("state", "no messages"))?;
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
+        let last = state.messages.last().ok_or_else(|| NodeError::failed("state", "no messages"))?;
         let mut out = Vec::with_capacity(last.tool_calls().len());
         for call in last.tool_calls() {
             let args: serde_json::Value = serde_json::from_str(&call.function.arguments)
                 .map_err(|e| NodeError::failed("parse", e.to_string()))?;
-            out.push(Message::tool(
-                call.id.clone(),
-                lookup(args["q"].as_str().unwrap_or_default()),
-            ));
+            out.push(Message::tool(call.id.clone(), lookup(args["q"].as_str().unwrap_or_default())));
         }
-        Ok(BenchUpdate {
-            messages: out,
-            ..Default::default()
-        })
+        Ok(BenchUpdate { messages: out, ..Default::default() })
     }
 }
 
@@ -145,10 +109,7 @@ pub fn build(turns: u32) -> CompiledGraph<BenchState> {
         .add_conditional_edges(
             "agent",
             |s: &BenchState| {
-                if s.messages
-                    .last()
-                    .is_some_and(|m| !m.tool_calls().is_empty())
-                {
+                if s.messages.last().is_some_and(|m| !m.tool_calls().is_empty()) {
                     "tools".into()
                 } else {
                     END.into()
@@ -170,32 +131,21 @@ pub async fn pass(
     turns: u32,
     checkpointed: bool,
 ) -> Result<usize, String> {
-    let saver = MemoryCheckpointer::<BenchState>::new(PrunePolicy {
-        keep_per_thread: usize::MAX,
-    });
+    let saver = MemoryCheckpointer::<BenchState>::new(PrunePolicy { keep_per_thread: usize::MAX });
     let expected = 2 * turns as usize + 2;
     let mut last = 0;
     for r in 0..runs {
-        let thread = if checkpointed {
-            format!("thread-{r}")
-        } else {
-            String::new()
-        };
+        let thread = if checkpointed { format!("thread-{r}") } else { String::new() };
         let mut config = RunConfig::new(&thread);
         config.recursion_limit = 100;
         if checkpointed {
             config.checkpointer = Some(&saver);
         }
         let input = BenchUpdate {
-            messages: vec![Message::user(format!(
-                "Find information about the items. run={r}"
-            ))],
+            messages: vec![Message::user(format!("Find information about the items. run={r}"))],
             ..Default::default()
         };
-        let out = graph
-            .invoke(input, &config)
-            .await
-            .map_err(|e| e.to_string())?;
+        let out = graph.invoke(input, &config).await.map_err(|e| e.to_string())?;
         let state = out.state;
         if state.messages.len() != expected
             || state.loop_count != turns + 1
@@ -220,14 +170,8 @@ mod tests {
     #[test]
     fn the_workload_takes_22_steps_and_ends_with_22_messages() {
         let graph = build(10);
-        assert_eq!(
-            futures_executor::block_on(pass(&graph, 3, 10, false)),
-            Ok(22)
-        );
-        assert_eq!(
-            futures_executor::block_on(pass(&graph, 3, 10, true)),
-            Ok(22)
-        );
+        assert_eq!(futures_executor::block_on(pass(&graph, 3, 10, false)), Ok(22));
+        assert_eq!(futures_executor::block_on(pass(&graph, 3, 10, true)), Ok(22));
         assert_eq!(lookup("item-1").chars().count(), 200);
         assert!(lookup("item-1").starts_with("lookup result for item-1: 0123"));
     }
@@ -235,24 +179,14 @@ mod tests {
     #[test]
     fn checkpointed_runs_store_24_checkpoints_each() {
         let graph = build(10);
-        let saver = MemoryCheckpointer::<BenchState>::new(PrunePolicy {
-            keep_per_thread: usize::MAX,
-        });
+        let saver = MemoryCheckpointer::<BenchState>::new(PrunePolicy { keep_per_thread: usize::MAX });
         let mut config = RunConfig::new("t");
         config.recursion_limit = 100;
         config.checkpointer = Some(&saver);
-        let input = BenchUpdate {
-            messages: vec![Message::user("go")],
-            ..Default::default()
-        };
+        let input = BenchUpdate { messages: vec![Message::user("go")], ..Default::default() };
         futures_executor::block_on(graph.invoke(input, &config)).unwrap();
         // The input checkpoint plus one per node step (LangGraph's MemorySaver
         // also stores a "start" one: 24).
-        assert_eq!(
-            futures_executor::block_on(saver.history("t"))
-                .unwrap()
-                .len(),
-            23
-        );
+        assert_eq!(futures_executor::block_on(saver.history("t")).unwrap().len(), 23);
     }
 }

@@ -21,19 +21,13 @@ pub enum LlmError {
     Auth { status: u16, message: String },
     /// Too many requests; retry after the given delay when known.
     #[error("rate limited: {message}")]
-    RateLimited {
-        retry_after: Option<Duration>,
-        message: String,
-    },
+    RateLimited { retry_after: Option<Duration>, message: String },
     /// The proxy has no LLM configured.
     #[error("no LLM is configured: {0}")]
     NotConfigured(String),
     /// The upstream (or the network to it) failed.
     #[error("the LLM service is unavailable{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
-    UpstreamUnavailable {
-        status: Option<u16>,
-        message: String,
-    },
+    UpstreamUnavailable { status: Option<u16>, message: String },
     /// The request was refused as invalid.
     #[error("the request was refused (HTTP {status}): {message}")]
     BadRequest { status: u16, message: String },
@@ -63,62 +57,36 @@ impl LlmError {
 
     /// Whether trying again later may succeed (429, 5xx, network).
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            LlmError::RateLimited { .. } | LlmError::UpstreamUnavailable { .. }
-        )
+        matches!(self, LlmError::RateLimited { .. } | LlmError::UpstreamUnavailable { .. })
     }
 
     /// Reads an error answer of the proxy (or of any OpenAI-compatible API):
     /// `status`, the body text and the `Retry-After` header.
     pub fn from_http(status: u16, body: &str, retry_after: Option<&str>) -> LlmError {
         let json: Option<Value> = serde_json::from_str(body).ok();
-        let kind = json
-            .as_ref()
-            .and_then(|v| v.pointer("/error/type"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let kind = json.as_ref().and_then(|v| v.pointer("/error/type")).and_then(Value::as_str).unwrap_or("");
         let message = json
             .as_ref()
-            .and_then(|v| {
-                v.pointer("/error/message")
-                    .or_else(|| v.get("error"))
-                    .or_else(|| v.get("message"))
-            })
-            .map(|m| {
-                m.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| m.to_string())
-            })
+            .and_then(|v| v.pointer("/error/message").or_else(|| v.get("error")).or_else(|| v.get("message")))
+            .map(|m| m.as_str().map(str::to_owned).unwrap_or_else(|| m.to_string()))
             .unwrap_or_else(|| body.trim().chars().take(300).collect());
-        let message = if message.is_empty() {
-            format!("HTTP {status}")
-        } else {
-            message
-        };
+        let message = if message.is_empty() { format!("HTTP {status}") } else { message };
         let lower = message.to_lowercase();
         match (status, kind) {
             (_, "upstream_not_configured") => LlmError::NotConfigured(message),
             (_, "structured_output_unsupported") => LlmError::StructuredOutputRefused(message),
             (_, "context_length_exceeded") => LlmError::ContextTooLong(message),
-            (429, _) | (_, "rate_limited") => LlmError::RateLimited {
-                retry_after: retry_after.and_then(parse_retry_after),
-                message,
-            },
+            (429, _) | (_, "rate_limited") => {
+                LlmError::RateLimited { retry_after: retry_after.and_then(parse_retry_after), message }
+            }
             (401 | 403, _) => LlmError::Auth { status, message },
-            (400, _)
-                if lower.contains("context")
-                    && (lower.contains("length") || lower.contains("window")) =>
-            {
+            (400, _) if lower.contains("context") && (lower.contains("length") || lower.contains("window")) => {
                 LlmError::ContextTooLong(message)
             }
             (400, _) if lower.contains("response_format") || lower.contains("json_schema") => {
                 LlmError::StructuredOutputRefused(message)
             }
-            (408 | 500..=599, _) => LlmError::UpstreamUnavailable {
-                status: Some(status),
-                message,
-            },
+            (408 | 500..=599, _) => LlmError::UpstreamUnavailable { status: Some(status), message },
             _ => LlmError::BadRequest { status, message },
         }
     }
@@ -126,12 +94,7 @@ impl LlmError {
 
 /// `Retry-After` in seconds (HTTP dates are not used by LLM APIs).
 fn parse_retry_after(value: &str) -> Option<Duration> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
 }
 
 #[cfg(test)]
@@ -141,12 +104,7 @@ mod tests {
     #[test]
     fn classifies_proxy_and_upstream_errors() {
         let cases: &[(u16, &str, Option<&str>, &str)] = &[
-            (
-                503,
-                r#"{"error":{"type":"upstream_not_configured","message":"set it"}}"#,
-                None,
-                "not_configured",
-            ),
+            (503, r#"{"error":{"type":"upstream_not_configured","message":"set it"}}"#, None, "not_configured"),
             (
                 400,
                 r#"{"error":{"type":"structured_output_unsupported","message":"no"}}"#,
@@ -159,25 +117,10 @@ mod tests {
                 None,
                 "structured_output_refused",
             ),
-            (
-                400,
-                r#"{"error":{"message":"maximum context length is 4096"}}"#,
-                None,
-                "context_too_long",
-            ),
-            (
-                429,
-                r#"{"error":{"message":"slow"}}"#,
-                Some("2"),
-                "rate_limited",
-            ),
+            (400, r#"{"error":{"message":"maximum context length is 4096"}}"#, None, "context_too_long"),
+            (429, r#"{"error":{"message":"slow"}}"#, Some("2"), "rate_limited"),
             (401, "nope", None, "auth"),
-            (
-                502,
-                "<html>bad gateway</html>",
-                None,
-                "upstream_unavailable",
-            ),
+            (502, "<html>bad gateway</html>", None, "upstream_unavailable"),
             (422, "{}", None, "bad_request"),
         ];
         for (status, body, retry, code) in cases {

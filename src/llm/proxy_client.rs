@@ -14,9 +14,7 @@ use async_trait::async_trait;
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response,
-};
+use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, Request, RequestInit, Response};
 
 use super::error::{LlmError, Result};
 use super::model::ChatModel;
@@ -72,8 +70,7 @@ impl ProxyModel {
         init.set_headers(&headers);
         init.set_body(&JsValue::from_str(body));
         init.set_signal(Some(&controller.signal()));
-        let request =
-            Request::new_with_str_and_init(&self.url("chat"), &init).map_err(|e| network(&e))?;
+        let request = Request::new_with_str_and_init(&self.url("chat"), &init).map_err(|e| network(&e))?;
         let response: Response = match JsFuture::from(fetch(&request)?).await {
             Ok(r) => r.unchecked_into(),
             Err(e) => return Err(failure(cancel, &e, false)),
@@ -81,36 +78,22 @@ impl ProxyModel {
         if !response.ok() {
             let retry_after = response.headers().get("retry-after").ok().flatten();
             let text = match response.text() {
-                Ok(p) => JsFuture::from(p)
-                    .await
-                    .ok()
-                    .and_then(|t| t.as_string())
-                    .unwrap_or_default(),
+                Ok(p) => JsFuture::from(p).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
                 Err(_) => String::new(),
             };
-            return Err(
-                LlmError::from_http(response.status(), &text, retry_after.as_deref()).into(),
-            );
+            return Err(LlmError::from_http(response.status(), &text, retry_after.as_deref()).into());
         }
-        let is_stream = response
-            .headers()
-            .get("content-type")
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.starts_with("text/event-stream"));
+        let is_stream =
+            response.headers().get("content-type").ok().flatten().is_some_and(|t| t.starts_with("text/event-stream"));
         if !is_stream {
             let text = match response.text() {
-                Ok(p) => JsFuture::from(p)
-                    .await
-                    .map_err(|e| failure(cancel, &e, false))?,
+                Ok(p) => JsFuture::from(p).await.map_err(|e| failure(cancel, &e, false))?,
                 Err(e) => return Err(failure(cancel, &e, false)),
             };
-            return parse_completion(&text.as_string().unwrap_or_default())
-                .map_err(AttemptError::from);
+            return parse_completion(&text.as_string().unwrap_or_default()).map_err(AttemptError::from);
         }
-        let stream = response.body().ok_or_else(|| {
-            AttemptError::from(LlmError::MalformedResponse("an empty stream".into()))
-        })?;
+        let stream =
+            response.body().ok_or_else(|| AttemptError::from(LlmError::MalformedResponse("an empty stream".into())))?;
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut decoder = SseDecoder::new();
         let mut assembler = StreamAssembler::new();
@@ -119,10 +102,7 @@ impl ProxyModel {
                 Ok(chunk) => chunk,
                 Err(e) => return Err(failure(cancel, &e, assembler.has_output())),
             };
-            let done = Reflect::get(&chunk, &JsValue::from_str("done"))
-                .ok()
-                .and_then(|d| d.as_bool())
-                .unwrap_or(true);
+            let done = Reflect::get(&chunk, &JsValue::from_str("done")).ok().and_then(|d| d.as_bool()).unwrap_or(true);
             if done {
                 break;
             }
@@ -137,10 +117,7 @@ impl ProxyModel {
                 let mut sink = sink.borrow_mut();
                 assembler
                     .push(&event.data, &mut **sink)
-                    .map_err(|error| AttemptError {
-                        error,
-                        delivered_output: true,
-                    })?;
+                    .map_err(|error| AttemptError { error, delivered_output: true })?;
             }
             if assembler.is_done() {
                 let _ = reader.cancel();
@@ -149,9 +126,7 @@ impl ProxyModel {
         }
         if let Some(event) = decoder.finish() {
             let mut sink = sink.borrow_mut();
-            assembler
-                .push(&event.data, &mut **sink)
-                .map_err(AttemptError::from)?;
+            assembler.push(&event.data, &mut **sink).map_err(AttemptError::from)?;
         }
         assembler.finish().map_err(AttemptError::from)
     }
@@ -165,11 +140,7 @@ fn fetch(request: &Request) -> std::result::Result<js_sys::Promise, AttemptError
     if let Some(worker) = global.dyn_ref::<web_sys::WorkerGlobalScope>() {
         return Ok(worker.fetch_with_request(request));
     }
-    Err(LlmError::UpstreamUnavailable {
-        status: None,
-        message: "fetch is not available here".into(),
-    }
-    .into())
+    Err(LlmError::UpstreamUnavailable { status: None, message: "fetch is not available here".into() }.into())
 }
 
 fn describe(e: &JsValue) -> String {
@@ -180,11 +151,7 @@ fn describe(e: &JsValue) -> String {
 }
 
 fn network(e: &JsValue) -> AttemptError {
-    LlmError::UpstreamUnavailable {
-        status: None,
-        message: describe(e),
-    }
-    .into()
+    LlmError::UpstreamUnavailable { status: None, message: describe(e) }.into()
 }
 
 /// A fetch or read that failed: aborted when we cancelled, a network error otherwise.
@@ -192,15 +159,9 @@ fn failure(cancel: &CancelToken, e: &JsValue, delivered_output: bool) -> Attempt
     let error = if cancel.is_cancelled() {
         LlmError::Aborted
     } else {
-        LlmError::UpstreamUnavailable {
-            status: None,
-            message: format!("cannot reach the proxy: {}", describe(e)),
-        }
+        LlmError::UpstreamUnavailable { status: None, message: format!("cannot reach the proxy: {}", describe(e)) }
     };
-    AttemptError {
-        error,
-        delivered_output,
-    }
+    AttemptError { error, delivered_output }
 }
 
 #[async_trait(?Send)]
@@ -212,12 +173,8 @@ impl ChatModel for ProxyModel {
         cancel: &CancelToken,
     ) -> Result<ChatOutcome> {
         request.stream = true;
-        let body = serde_json::to_string(&request)
-            .map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
+        let body = serde_json::to_string(&request).map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
         let sink = RefCell::new(on_delta);
-        with_retries(&self.config.retry, cancel, |_| {
-            self.attempt(&body, &sink, cancel)
-        })
-        .await
+        with_retries(&self.config.retry, cancel, |_| self.attempt(&body, &sink, cancel)).await
     }
 }

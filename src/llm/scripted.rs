@@ -35,10 +35,7 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     /// A model that will answer with `steps`, in order.
     pub fn new(steps: impl IntoIterator<Item = Step>) -> ScriptedModel {
-        ScriptedModel {
-            steps: RefCell::new(steps.into_iter().collect()),
-            requests: RefCell::default(),
-        }
+        ScriptedModel { steps: RefCell::new(steps.into_iter().collect()), requests: RefCell::default() }
     }
 
     /// Appends a step.
@@ -64,9 +61,7 @@ fn stream(outcome: &ChatOutcome, on_delta: &mut dyn FnMut(Delta)) {
     let chars: Vec<char> = text.chars().collect();
     for piece in chars.chunks(chars.len().div_ceil(3).max(1)) {
         if !piece.is_empty() {
-            on_delta(Delta::Text {
-                text: piece.iter().collect(),
-            });
+            on_delta(Delta::Text { text: piece.iter().collect() });
         }
     }
     for (index, call) in outcome.message.tool_calls().iter().enumerate() {
@@ -81,12 +76,7 @@ fn stream(outcome: &ChatOutcome, on_delta: &mut dyn FnMut(Delta)) {
             name: Some(call.function.name.clone()),
             arguments: args[..half].to_owned(),
         });
-        on_delta(Delta::ToolCall {
-            index,
-            id: None,
-            name: None,
-            arguments: args[half..].to_owned(),
-        });
+        on_delta(Delta::ToolCall { index, id: None, name: None, arguments: args[half..].to_owned() });
     }
 }
 
@@ -101,10 +91,11 @@ impl ChatModel for ScriptedModel {
         if cancel.is_cancelled() {
             return Err(LlmError::Aborted);
         }
-        let mut step =
-            self.steps.borrow_mut().pop_front().ok_or_else(|| {
-                LlmError::MalformedResponse("the script has no more replies".into())
-            })?;
+        let mut step = self
+            .steps
+            .borrow_mut()
+            .pop_front()
+            .ok_or_else(|| LlmError::MalformedResponse("the script has no more replies".into()))?;
         while let Step::Respond(decide) = step {
             step = decide(&request);
         }
@@ -135,11 +126,7 @@ mod tests {
     fn plays_the_script_and_streams_deltas() {
         let model = ScriptedModel::new([
             Step::Reply(ChatOutcome::text("Hello there")),
-            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
-                "c1",
-                "web_search",
-                &json!({"query": "日本"}),
-            )])),
+            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new("c1", "web_search", &json!({"query": "日本"}))])),
         ]);
         let cancel = CancelToken::new();
         let mut deltas = Vec::new();
@@ -158,16 +145,11 @@ mod tests {
             })
             .collect();
         assert_eq!(text, "Hello there");
-        let second = futures_executor::block_on(model.chat(
-            ChatRequest::new("main", vec![]),
-            &mut |_| {},
-            &cancel,
-        ))
-        .unwrap();
+        let second =
+            futures_executor::block_on(model.chat(ChatRequest::new("main", vec![]), &mut |_| {}, &cancel)).unwrap();
         assert_eq!(second.message.tool_calls()[0].function.name, "web_search");
         assert_eq!(model.requests().len(), 2);
-        let empty =
-            futures_executor::block_on(model.chat(ChatRequest::default(), &mut |_| {}, &cancel));
+        let empty = futures_executor::block_on(model.chat(ChatRequest::default(), &mut |_| {}, &cancel));
         assert_eq!(empty.unwrap_err().code(), "malformed_response");
     }
 }

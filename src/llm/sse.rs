@@ -98,10 +98,7 @@ impl SseDecoder {
         }
         let text = String::from_utf8_lossy(line);
         let (field, value) = match text.find(':') {
-            Some(i) => (
-                &text[..i],
-                text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..]),
-            ),
+            Some(i) => (&text[..i], text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..])),
             None => (&*text, ""),
         };
         match field {
@@ -126,14 +123,7 @@ impl SseDecoder {
         }
         let mut data = std::mem::take(&mut self.data);
         data.pop();
-        Some(SseEvent {
-            event: if event.is_empty() {
-                "message".into()
-            } else {
-                event
-            },
-            data,
-        })
+        Some(SseEvent { event: if event.is_empty() { "message".into() } else { event }, data })
     }
 }
 
@@ -155,48 +145,20 @@ mod tests {
     fn same_events_whatever_the_chunking() {
         let input = "\u{FEFF}: comment\ndata: {\"a\":1}\n\nevent: ping\ndata: x\r\n\r\ndata: first\ndata:second\r\rdata: 日本語🦀\n\ndata: [DONE]\n\n";
         let want = vec![
-            SseEvent {
-                event: "message".into(),
-                data: "{\"a\":1}".into(),
-            },
-            SseEvent {
-                event: "ping".into(),
-                data: "x".into(),
-            },
-            SseEvent {
-                event: "message".into(),
-                data: "first\nsecond".into(),
-            },
-            SseEvent {
-                event: "message".into(),
-                data: "日本語🦀".into(),
-            },
-            SseEvent {
-                event: "message".into(),
-                data: "[DONE]".into(),
-            },
+            SseEvent { event: "message".into(), data: "{\"a\":1}".into() },
+            SseEvent { event: "ping".into(), data: "x".into() },
+            SseEvent { event: "message".into(), data: "first\nsecond".into() },
+            SseEvent { event: "message".into(), data: "日本語🦀".into() },
+            SseEvent { event: "message".into(), data: "[DONE]".into() },
         ];
         for size in 1..=input.len() {
-            assert_eq!(
-                decode_in_pieces(input.as_bytes(), size),
-                want,
-                "chunk size {size}"
-            );
+            assert_eq!(decode_in_pieces(input.as_bytes(), size), want, "chunk size {size}");
         }
     }
 
     #[test]
     fn a_last_event_without_blank_line_is_kept() {
-        assert_eq!(
-            decode_in_pieces(b"data: tail", 3),
-            vec![SseEvent {
-                event: "message".into(),
-                data: "tail".into()
-            }]
-        );
-        assert!(
-            decode_in_pieces(b"event: lone\n\n", 3).is_empty(),
-            "no data, no event"
-        );
+        assert_eq!(decode_in_pieces(b"data: tail", 3), vec![SseEvent { event: "message".into(), data: "tail".into() }]);
+        assert!(decode_in_pieces(b"event: lone\n\n", 3).is_empty(), "no data, no event");
     }
 }

@@ -53,14 +53,8 @@ impl StreamAssembler {
         let chunk: Value = serde_json::from_str(data)
             .map_err(|e| LlmError::MalformedResponse(format!("a stream chunk is not JSON: {e}")))?;
         if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(LlmError::UpstreamUnavailable {
-                status: None,
-                message,
-            });
+            let message = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
+            return Err(LlmError::UpstreamUnavailable { status: None, message });
         }
         if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
             self.usage = serde_json::from_value(usage.clone()).ok();
@@ -74,46 +68,22 @@ impl StreamAssembler {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        if let Some(text) = delta
-            .get("content")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-        {
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
             self.content.push_str(text);
-            on_delta(Delta::Text {
-                text: text.to_owned(),
-            });
+            on_delta(Delta::Text { text: text.to_owned() });
         }
-        for (position, call) in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let index = call
-                .get("index")
-                .and_then(Value::as_u64)
-                .map_or(position, |i| i as usize);
+        for (position, call) in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let index = call.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
             if index > 1024 {
-                return Err(LlmError::MalformedResponse(format!(
-                    "tool call index {index} is out of range"
-                )));
+                return Err(LlmError::MalformedResponse(format!("tool call index {index} is out of range")));
             }
             if self.calls.len() <= index {
                 self.calls.resize(index + 1, PartialCall::default());
             }
             let slot = &mut self.calls[index];
             let id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-            let name = call
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let arguments = call
-                .pointer("/function/arguments")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
+            let name = call.pointer("/function/name").and_then(Value::as_str).map(str::to_owned);
+            let arguments = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("").to_owned();
             if let Some(id) = &id {
                 slot.id.clone_from(id);
             }
@@ -121,12 +91,7 @@ impl StreamAssembler {
                 slot.name.push_str(name);
             }
             slot.arguments.push_str(&arguments);
-            on_delta(Delta::ToolCall {
-                index,
-                id,
-                name,
-                arguments,
-            });
+            on_delta(Delta::ToolCall { index, id, name, arguments });
         }
         Ok(())
     }
@@ -136,30 +101,18 @@ impl StreamAssembler {
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (i, call) in self.calls.into_iter().enumerate() {
             if call.name.is_empty() {
-                return Err(LlmError::MalformedResponse(format!(
-                    "tool call {i} has no name"
-                )));
+                return Err(LlmError::MalformedResponse(format!("tool call {i} has no name")));
             }
-            let id = if call.id.is_empty() {
-                format!("call_{i}")
-            } else {
-                call.id
-            };
+            let id = if call.id.is_empty() { format!("call_{i}") } else { call.id };
             tool_calls.push(ToolCall {
                 id,
                 kind: "function".into(),
-                function: FunctionCall {
-                    name: call.name,
-                    arguments: call.arguments,
-                },
+                function: FunctionCall { name: call.name, arguments: call.arguments },
             });
         }
         let content = (!self.content.is_empty()).then_some(self.content);
         Ok(ChatOutcome {
-            message: Message::Assistant {
-                content,
-                tool_calls,
-            },
+            message: Message::Assistant { content, tool_calls },
             finish_reason: self.finish_reason,
             usage: self.usage,
         })
@@ -168,18 +121,16 @@ impl StreamAssembler {
 
 /// Reads a non-streamed `chat.completion` body.
 pub fn parse_completion(body: &str) -> Result<ChatOutcome> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| LlmError::MalformedResponse(format!("the answer is not JSON: {e}")))?;
-    let choice = value
-        .pointer("/choices/0")
-        .ok_or_else(|| LlmError::MalformedResponse("the answer has no choices".into()))?;
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| LlmError::MalformedResponse(format!("the answer is not JSON: {e}")))?;
+    let choice =
+        value.pointer("/choices/0").ok_or_else(|| LlmError::MalformedResponse("the answer has no choices".into()))?;
     let message = choice
         .get("message")
         .cloned()
         .ok_or_else(|| LlmError::MalformedResponse("the answer has no message".into()))?;
-    let mut message: Message = serde_json::from_value(message).map_err(|e| {
-        LlmError::MalformedResponse(format!("the answer's message is not readable: {e}"))
-    })?;
+    let mut message: Message = serde_json::from_value(message)
+        .map_err(|e| LlmError::MalformedResponse(format!("the answer's message is not readable: {e}")))?;
     if let Message::Assistant { content, .. } = &mut message {
         if content.as_deref() == Some("") {
             *content = None;
@@ -187,13 +138,8 @@ pub fn parse_completion(body: &str) -> Result<ChatOutcome> {
     }
     Ok(ChatOutcome {
         message,
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        usage: value
-            .get("usage")
-            .and_then(|u| serde_json::from_value(u.clone()).ok()),
+        finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
+        usage: value.get("usage").and_then(|u| serde_json::from_value(u.clone()).ok()),
     })
 }
 
@@ -222,10 +168,7 @@ mod tests {
         let outcome = asm.finish().unwrap();
         assert_eq!(outcome.message.text(), "Let me look.");
         let call = &outcome.message.tool_calls()[0];
-        assert_eq!(
-            (call.id.as_str(), call.function.name.as_str()),
-            ("call_a", "web_search")
-        );
+        assert_eq!((call.id.as_str(), call.function.name.as_str()), ("call_a", "web_search"));
         assert_eq!(call.function.arguments, "{\"query\":\"rust\"}");
         assert_eq!(outcome.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(outcome.usage.unwrap().total_tokens, 12);
@@ -234,23 +177,19 @@ mod tests {
     #[test]
     fn garbage_is_a_malformed_response_not_a_panic() {
         let mut asm = StreamAssembler::new();
+        assert_eq!(asm.push("{not json", &mut |_| {}).unwrap_err().code(), "malformed_response");
         assert_eq!(
-            asm.push("{not json", &mut |_| {}).unwrap_err().code(),
-            "malformed_response"
-        );
-        assert_eq!(
-            asm.push(r#"{"error":{"message":"overloaded"}}"#, &mut |_| {})
-                .unwrap_err()
-                .code(),
+            asm.push(r#"{"error":{"message":"overloaded"}}"#, &mut |_| {}).unwrap_err().code(),
             "upstream_unavailable"
         );
-        assert_eq!(
-            parse_completion("[]").unwrap_err().code(),
-            "malformed_response"
-        );
+        assert_eq!(parse_completion("[]").unwrap_err().code(), "malformed_response");
         let nameless = {
             let mut a = StreamAssembler::new();
-            a.push(r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#, &mut |_| {}).unwrap();
+            a.push(
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#,
+                &mut |_| {},
+            )
+            .unwrap();
             a.finish()
         };
         assert_eq!(nameless.unwrap_err().code(), "malformed_response");
@@ -258,7 +197,10 @@ mod tests {
 
     #[test]
     fn non_streamed_completion_parses() {
-        let o = parse_completion(r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#).unwrap();
+        let o = parse_completion(
+            r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
         assert_eq!(o.message.text(), "hi");
     }
 }

@@ -37,16 +37,12 @@ pub async fn ask_structured(
     cancel: &CancelToken,
 ) -> Result<Structured> {
     let mut with_schema = request.clone();
-    with_schema.response_format = Some(
-        json!({ "type": "json_schema", "json_schema": { "name": name, "strict": true, "schema": schema } }),
-    );
+    with_schema.response_format =
+        Some(json!({ "type": "json_schema", "json_schema": { "name": name, "strict": true, "schema": schema } }));
     match model.chat(with_schema, &mut |_| {}, cancel).await {
         Ok(outcome) => {
             if let Some(value) = extract_json(outcome.message.text()) {
-                return Ok(Structured {
-                    value,
-                    path: StructuredPath::Schema,
-                });
+                return Ok(Structured { value, path: StructuredPath::Schema });
             }
         }
         Err(LlmError::StructuredOutputRefused(_) | LlmError::BadRequest { status: 400, .. }) => {}
@@ -59,17 +55,9 @@ pub async fn ask_structured(
     )));
     let outcome = model.chat(prompted, &mut |_| {}, cancel).await?;
     let text = outcome.message.text();
-    extract_json(text)
-        .map(|value| Structured {
-            value,
-            path: StructuredPath::Prompt,
-        })
-        .ok_or_else(|| {
-            LlmError::MalformedResponse(format!(
-                "no JSON in the answer: {}",
-                text.chars().take(200).collect::<String>()
-            ))
-        })
+    extract_json(text).map(|value| Structured { value, path: StructuredPath::Prompt }).ok_or_else(|| {
+        LlmError::MalformedResponse(format!("no JSON in the answer: {}", text.chars().take(200).collect::<String>()))
+    })
 }
 
 /// Finds the JSON in a model's text: the whole text, a fenced block, or the
@@ -153,18 +141,9 @@ mod tests {
         let cases = [
             (r#"{"strategy":"writing"}"#, json!({"strategy": "writing"})),
             ("```json\n{\"a\": [1, 2]}\n```", json!({"a": [1, 2]})),
-            (
-                "Sure! Here it is: {\"a\": \"}{\"} — hope that helps",
-                json!({"a": "}{"}),
-            ),
-            (
-                "The answer:\n[1, {\"b\": null}]\nDone.",
-                json!([1, {"b": null}]),
-            ),
-            (
-                "noise { not json } then {\"ok\": true}",
-                json!({"ok": true}),
-            ),
+            ("Sure! Here it is: {\"a\": \"}{\"} — hope that helps", json!({"a": "}{"})),
+            ("The answer:\n[1, {\"b\": null}]\nDone.", json!([1, {"b": null}])),
+            ("noise { not json } then {\"ok\": true}", json!({"ok": true})),
         ];
         for (text, want) in cases {
             assert_eq!(extract_json(text), Some(want), "{text}");

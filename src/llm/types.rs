@@ -21,49 +21,34 @@ pub enum Message {
         tool_calls: Vec<ToolCall>,
     },
     /// A tool's result, answering one tool call.
-    Tool {
-        tool_call_id: String,
-        content: String,
-    },
+    Tool { tool_call_id: String, content: String },
 }
 
 impl Message {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Message {
-        Message::System {
-            content: content.into(),
-        }
+        Message::System { content: content.into() }
     }
 
     /// A user message.
     pub fn user(content: impl Into<String>) -> Message {
-        Message::User {
-            content: content.into(),
-        }
+        Message::User { content: content.into() }
     }
 
     /// An assistant message with text only.
     pub fn assistant(content: impl Into<String>) -> Message {
-        Message::Assistant {
-            content: Some(content.into()),
-            tool_calls: Vec::new(),
-        }
+        Message::Assistant { content: Some(content.into()), tool_calls: Vec::new() }
     }
 
     /// A tool result.
     pub fn tool(tool_call_id: impl Into<String>, content: impl Into<String>) -> Message {
-        Message::Tool {
-            tool_call_id: tool_call_id.into(),
-            content: content.into(),
-        }
+        Message::Tool { tool_call_id: tool_call_id.into(), content: content.into() }
     }
 
     /// The message's text (empty when it has none).
     pub fn text(&self) -> &str {
         match self {
-            Message::System { content }
-            | Message::User { content }
-            | Message::Tool { content, .. } => content,
+            Message::System { content } | Message::User { content } | Message::Tool { content, .. } => content,
             Message::Assistant { content, .. } => content.as_deref().unwrap_or(""),
         }
     }
@@ -96,10 +81,7 @@ impl ToolCall {
         ToolCall {
             id: id.into(),
             kind: function_kind(),
-            function: FunctionCall {
-                name: name.into(),
-                arguments: arguments.to_string(),
-            },
+            function: FunctionCall { name: name.into(), arguments: arguments.to_string() },
         }
     }
 }
@@ -130,18 +112,10 @@ pub struct FunctionSpec {
 
 impl ToolSpec {
     /// A function tool.
-    pub fn function(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        parameters: Value,
-    ) -> ToolSpec {
+    pub fn function(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> ToolSpec {
         ToolSpec {
             kind: function_kind(),
-            function: FunctionSpec {
-                name: name.into(),
-                description: description.into(),
-                parameters,
-            },
+            function: FunctionSpec { name: name.into(), description: description.into(), parameters },
         }
     }
 }
@@ -172,11 +146,7 @@ pub struct ChatRequest {
 impl ChatRequest {
     /// A request for `model` with `messages`.
     pub fn new(model: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
-        ChatRequest {
-            model: model.into(),
-            messages,
-            ..ChatRequest::default()
-        }
+        ChatRequest { model: model.into(), messages, ..ChatRequest::default() }
     }
 }
 
@@ -221,20 +191,13 @@ pub struct ChatOutcome {
 impl ChatOutcome {
     /// An answer of plain text.
     pub fn text(text: impl Into<String>) -> ChatOutcome {
-        ChatOutcome {
-            message: Message::assistant(text),
-            finish_reason: Some("stop".into()),
-            usage: None,
-        }
+        ChatOutcome { message: Message::assistant(text), finish_reason: Some("stop".into()), usage: None }
     }
 
     /// An answer made of tool calls.
     pub fn tool_calls(calls: Vec<ToolCall>) -> ChatOutcome {
         ChatOutcome {
-            message: Message::Assistant {
-                content: None,
-                tool_calls: calls,
-            },
+            message: Message::Assistant { content: None, tool_calls: calls },
             finish_reason: Some("tool_calls".into()),
             usage: None,
         }
@@ -252,10 +215,7 @@ mod tests {
         let messages = vec![
             Message::system("s"),
             Message::user("u"),
-            Message::Assistant {
-                content: None,
-                tool_calls: vec![call],
-            },
+            Message::Assistant { content: None, tool_calls: vec![call] },
             Message::tool("call_1", "result"),
         ];
         let wire = serde_json::to_value(&messages).unwrap();
@@ -275,8 +235,7 @@ mod tests {
     #[test]
     fn assistant_with_null_content_parses() {
         let m: Message =
-            serde_json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []}))
-                .unwrap();
+            serde_json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []})).unwrap();
         assert_eq!(m.text(), "");
     }
 }

@@ -13,10 +13,7 @@ const MIN_PREFIX: usize = 4;
 /// Finds the artifact `reference` names in the session: exact id, then a
 /// unique id prefix, then exact title, then case-insensitive title. Several
 /// matches at one rung are an error listing them, never a guess.
-pub fn resolve<'a>(
-    artifacts: &'a [SessionArtifact],
-    reference: &str,
-) -> Result<&'a SessionArtifact> {
+pub fn resolve<'a>(artifacts: &'a [SessionArtifact], reference: &str) -> Result<&'a SessionArtifact> {
     let reference = reference.trim();
     let lower = reference.to_lowercase();
     let rungs: [&dyn Fn(&SessionArtifact) -> bool; 4] = [
@@ -33,18 +30,12 @@ pub fn resolve<'a>(
             many => {
                 return Err(StoreError::Ambiguous {
                     reference: reference.to_owned(),
-                    candidates: many
-                        .iter()
-                        .map(|a| format!("{} ({})", a.id, a.title))
-                        .collect(),
+                    candidates: many.iter().map(|a| format!("{} ({})", a.id, a.title)).collect(),
                 })
             }
         }
     }
-    Err(StoreError::NotFound {
-        store: "sessionArtifacts".into(),
-        id: reference.to_owned(),
-    })
+    Err(StoreError::NotFound { store: "sessionArtifacts".into(), id: reference.to_owned() })
 }
 
 fn lifecycle_name(l: Lifecycle) -> &'static str {
@@ -72,11 +63,7 @@ pub fn check_lifecycle(artifact: &SessionArtifact, new: &str) -> Result<()> {
 
 impl Db {
     /// Resolves `reference` among the session's artifacts.
-    pub async fn resolve_artifact(
-        &self,
-        session_id: &str,
-        reference: &str,
-    ) -> Result<SessionArtifact> {
+    pub async fn resolve_artifact(&self, session_id: &str, reference: &str) -> Result<SessionArtifact> {
         let all = self.artifacts(session_id).await?;
         resolve(&all, reference).cloned()
     }
@@ -90,13 +77,11 @@ impl Db {
         origin: Origin,
     ) -> Result<SessionArtifact> {
         let mut artifact = self.resolve_artifact(session_id, reference).await?;
-        let applied = adit::apply_edits(&artifact.content, edits)
-            .map_err(|e| StoreError::Edit(e.to_string()))?;
+        let applied = adit::apply_edits(&artifact.content, edits).map_err(|e| StoreError::Edit(e.to_string()))?;
         check_lifecycle(&artifact, &applied.text)?;
         artifact.content = applied.text;
         artifact.updated_at = platform::now_ms();
-        self.save_artifact(&artifact, Some(origin), "edit_artifact")
-            .await?;
+        self.save_artifact(&artifact, Some(origin), "edit_artifact").await?;
         Ok(artifact)
     }
 
@@ -112,17 +97,12 @@ impl Db {
         check_lifecycle(&artifact, content)?;
         artifact.content = content.to_owned();
         artifact.updated_at = platform::now_ms();
-        self.save_artifact(&artifact, Some(origin), "update_artifact")
-            .await?;
+        self.save_artifact(&artifact, Some(origin), "update_artifact").await?;
         Ok(artifact)
     }
 
     /// Deletes an artifact the agent names; static ones are refused (the person can still delete them).
-    pub async fn agent_delete_artifact(
-        &self,
-        session_id: &str,
-        reference: &str,
-    ) -> Result<SessionArtifact> {
+    pub async fn agent_delete_artifact(&self, session_id: &str, reference: &str) -> Result<SessionArtifact> {
         let artifact = self.resolve_artifact(session_id, reference).await?;
         if artifact.lifecycle == Lifecycle::Static {
             return Err(StoreError::Lifecycle {
@@ -157,29 +137,17 @@ mod tests {
 
     #[test]
     fn resolution_ladder() {
-        let list = vec![
-            art("abcd1234", "Search: 東京"),
-            art("abcd9999", "Notes"),
-            art("ffff0000", "notes"),
-        ];
+        let list = vec![art("abcd1234", "Search: 東京"), art("abcd9999", "Notes"), art("ffff0000", "notes")];
         assert_eq!(resolve(&list, "abcd1234").unwrap().id, "abcd1234");
         assert_eq!(resolve(&list, "ffff").unwrap().id, "ffff0000");
         assert_eq!(resolve(&list, "Search: 東京").unwrap().id, "abcd1234");
-        assert_eq!(
-            resolve(&list, "Notes").unwrap().id,
-            "abcd9999",
-            "exact title wins over case-insensitive"
-        );
+        assert_eq!(resolve(&list, "Notes").unwrap().id, "abcd9999", "exact title wins over case-insensitive");
         assert_eq!(resolve(&list, "search: 東京").unwrap().id, "abcd1234");
         let err = resolve(&list, "abcd").unwrap_err();
         assert_eq!(err.code(), "ambiguous");
         assert!(err.to_string().contains("abcd1234") && err.to_string().contains("abcd9999"));
         assert_eq!(resolve(&list, "NOTES").unwrap_err().code(), "ambiguous");
-        assert_eq!(
-            resolve(&list, "ab").unwrap_err().code(),
-            "not_found",
-            "too short a prefix"
-        );
+        assert_eq!(resolve(&list, "ab").unwrap_err().code(), "not_found", "too short a prefix");
     }
 
     #[test]
@@ -189,14 +157,8 @@ mod tests {
         assert!(check_lifecycle(&a, "two\n").is_ok());
         a.lifecycle = Lifecycle::AppendOnly;
         assert!(check_lifecycle(&a, "one\ntwo\n").is_ok());
-        assert_eq!(
-            check_lifecycle(&a, "two\n").unwrap_err().code(),
-            "lifecycle"
-        );
+        assert_eq!(check_lifecycle(&a, "two\n").unwrap_err().code(), "lifecycle");
         a.lifecycle = Lifecycle::Static;
-        assert_eq!(
-            check_lifecycle(&a, "one\n!").unwrap_err().code(),
-            "lifecycle"
-        );
+        assert_eq!(check_lifecycle(&a, "one\n!").unwrap_err().code(), "lifecycle");
     }
 }

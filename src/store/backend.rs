@@ -26,8 +26,14 @@ pub enum Write {
 pub trait Backend {
     /// One record by primary key.
     async fn get(&self, store: &str, key: &str) -> Result<Option<Value>>;
-    /// The records whose indexed field `index` equals `value`, by primary key.
-    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>>;
+    /// The records whose index `index` has the key `key` (a string, a
+    /// number, or an array for a compound index), by primary key.
+    async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>>;
+
+    /// The records whose single-field index `index` equals `value`.
+    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
+        self.by_index_key(store, index, &Value::String(value.to_owned())).await
+    }
     /// Every record of a store, by primary key.
     async fn all(&self, store: &str) -> Result<Vec<Value>>;
     /// Applies every write or none.
@@ -37,14 +43,10 @@ pub trait Backend {
 /// The key of `value` in `store`, read from the schema's key path.
 pub fn key_of(store: &str, value: &Value) -> Result<String> {
     let field = schema::key_path(store);
-    value
-        .get(field)
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| StoreError::Codec {
-            store: store.to_owned(),
-            detail: format!("the record has no string `{field}`"),
-        })
+    value.get(field).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| StoreError::Codec {
+        store: store.to_owned(),
+        detail: format!("the record has no string `{field}`"),
+    })
 }
 
 /// Records in memory, with an optional byte quota to exercise full-disk paths.
@@ -61,52 +63,44 @@ impl MemoryBackend {
 
     /// A backend that refuses writes once the stored JSON exceeds `bytes`.
     pub fn with_quota(bytes: usize) -> MemoryBackend {
-        MemoryBackend {
-            quota_bytes: Some(bytes),
-            ..MemoryBackend::default()
-        }
+        MemoryBackend { quota_bytes: Some(bytes), ..MemoryBackend::default() }
     }
 
     fn size(stores: &HashMap<String, BTreeMap<String, Value>>) -> usize {
-        stores
-            .values()
-            .flat_map(|s| s.values())
-            .map(|v| v.to_string().len())
-            .sum()
+        stores.values().flat_map(|s| s.values()).map(|v| v.to_string().len()).sum()
     }
 }
 
 #[async_trait(?Send)]
 impl Backend for MemoryBackend {
     async fn get(&self, store: &str, key: &str) -> Result<Option<Value>> {
-        Ok(self
-            .stores
-            .borrow()
-            .get(store)
-            .and_then(|s| s.get(key).cloned()))
+        Ok(self.stores.borrow().get(store).and_then(|s| s.get(key).cloned()))
     }
 
-    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
+    async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
+        let fields: Vec<&str> = schema::index_path(store, index).map(|p| p.to_vec()).unwrap_or_else(|| vec![index]);
+        let wanted: Vec<&Value> = match key {
+            Value::Array(parts) => parts.iter().collect(),
+            single => vec![single],
+        };
+        let matches = |record: &Value| {
+            fields.len() == wanted.len()
+                && fields.iter().zip(&wanted).all(|(f, w)| match (record.get(*f), w) {
+                    (Some(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+                    (Some(a), b) => a == *b,
+                    (None, _) => false,
+                })
+        };
         Ok(self
             .stores
             .borrow()
             .get(store)
-            .map(|s| {
-                s.values()
-                    .filter(|v| v.get(index).and_then(Value::as_str) == Some(value))
-                    .cloned()
-                    .collect()
-            })
+            .map(|s| s.values().filter(|v| matches(v)).cloned().collect())
             .unwrap_or_default())
     }
 
     async fn all(&self, store: &str) -> Result<Vec<Value>> {
-        Ok(self
-            .stores
-            .borrow()
-            .get(store)
-            .map(|s| s.values().cloned().collect())
-            .unwrap_or_default())
+        Ok(self.stores.borrow().get(store).map(|s| s.values().cloned().collect()).unwrap_or_default())
     }
 
     async fn write(&self, writes: Vec<Write>) -> Result<()> {
@@ -127,9 +121,7 @@ impl Backend for MemoryBackend {
         }
         if let Some(quota) = self.quota_bytes {
             if Self::size(&next) > quota {
-                return Err(StoreError::QuotaExceeded(format!(
-                    "more than {quota} bytes"
-                )));
+                return Err(StoreError::QuotaExceeded(format!("more than {quota} bytes")));
             }
         }
         *self.stores.borrow_mut() = next;

@@ -26,12 +26,7 @@ pub struct StoreCheckpointer<S> {
 
 impl<S> StoreCheckpointer<S> {
     pub fn new(backend: Rc<dyn Backend>, policy: PrunePolicy) -> StoreCheckpointer<S> {
-        StoreCheckpointer {
-            backend,
-            policy,
-            keys: RefCell::new(HashMap::new()),
-            _state: PhantomData,
-        }
+        StoreCheckpointer { backend, policy, keys: RefCell::new(HashMap::new()), _state: PhantomData }
     }
 }
 
@@ -46,11 +41,7 @@ fn decode<S: GraphState>(record: Value) -> Result<Checkpoint<S>, CheckpointError
 
 impl<S: GraphState> StoreCheckpointer<S> {
     async fn records(&self, thread: &str) -> Result<Vec<Value>, CheckpointError> {
-        let mut records = self
-            .backend
-            .by_index(CHECKPOINTS, "threadId", thread)
-            .await
-            .map_err(storage)?;
+        let mut records = self.backend.by_index(CHECKPOINTS, "threadId", thread).await.map_err(storage)?;
         records.sort_by_key(|r| r.get("step").and_then(Value::as_u64).unwrap_or(0));
         Ok(records)
     }
@@ -65,9 +56,7 @@ impl<S: GraphState> StoreCheckpointer<S> {
             .iter()
             .filter_map(|r| Some((r.get("step")?.as_u64()?, r.get("id")?.as_str()?.to_owned())))
             .collect();
-        self.keys
-            .borrow_mut()
-            .insert(thread.to_owned(), keys.clone());
+        self.keys.borrow_mut().insert(thread.to_owned(), keys.clone());
         Ok(keys)
     }
 }
@@ -88,18 +77,10 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
         keys.retain(|(_, k)| *k != key);
         keys.push((step, key));
         keys.sort();
-        let mut writes = vec![Write::Put {
-            store: CHECKPOINTS,
-            value,
-        }];
-        let excess = keys
-            .len()
-            .saturating_sub(self.policy.keep_per_thread.max(1));
+        let mut writes = vec![Write::Put { store: CHECKPOINTS, value }];
+        let excess = keys.len().saturating_sub(self.policy.keep_per_thread.max(1));
         for (_, old) in keys.drain(..excess) {
-            writes.push(Write::Delete {
-                store: CHECKPOINTS,
-                key: old,
-            });
+            writes.push(Write::Delete { store: CHECKPOINTS, key: old });
         }
         self.backend.write(writes).await.map_err(storage)?;
         self.keys.borrow_mut().insert(thread, keys);
@@ -118,21 +99,12 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
     }
 
     async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
-        self.backend
-            .get(CHECKPOINTS, &format!("{thread}/{id}"))
-            .await
-            .map_err(storage)?
-            .map(decode)
-            .transpose()
+        self.backend.get(CHECKPOINTS, &format!("{thread}/{id}")).await.map_err(storage)?.map(decode).transpose()
     }
 
     async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError> {
-        let mut list = self
-            .records(thread)
-            .await?
-            .into_iter()
-            .map(decode)
-            .collect::<Result<Vec<Checkpoint<S>>, _>>()?;
+        let mut list =
+            self.records(thread).await?.into_iter().map(decode).collect::<Result<Vec<Checkpoint<S>>, _>>()?;
         list.reverse();
         Ok(list)
     }

@@ -38,17 +38,26 @@ pub struct Db {
 }
 
 fn to_value<T: Serialize>(store: &str, record: &T) -> Result<Value> {
-    serde_json::to_value(record).map_err(|e| StoreError::Codec {
-        store: store.to_owned(),
-        detail: e.to_string(),
-    })
+    serde_json::to_value(record).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
 fn from_value<T: DeserializeOwned>(store: &str, value: Value) -> Result<T> {
-    serde_json::from_value(value).map_err(|e| StoreError::Codec {
-        store: store.to_owned(),
-        detail: e.to_string(),
-    })
+    serde_json::from_value(value).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
+}
+
+/// The write that keeps an artifact's index entry in step with the artifact
+/// (`new` is the artifact record, or `None` when it is deleted).
+fn snippet_write(store: &str, id: &str, new: Option<&Value>) -> Result<Option<Write>> {
+    if store != ARTIFACTS {
+        return Ok(None);
+    }
+    Ok(Some(match new {
+        Some(value) => {
+            let artifact: SessionArtifact = from_value(ARTIFACTS, value.clone())?;
+            Write::Put { store: SNIPPETS, value: to_value(SNIPPETS, &ArtifactSnippet::of(&artifact))? }
+        }
+        None => Write::Delete { store: SNIPPETS, key: id.to_owned() },
+    }))
 }
 
 thread_local! {
@@ -80,34 +89,15 @@ impl Db {
     }
 
     async fn get<T: DeserializeOwned>(&self, store: &str, id: &str) -> Result<Option<T>> {
-        self.backend
-            .get(store, id)
-            .await?
-            .map(|v| from_value(store, v))
-            .transpose()
+        self.backend.get(store, id).await?.map(|v| from_value(store, v)).transpose()
     }
 
     async fn require<T: DeserializeOwned>(&self, store: &str, id: &str) -> Result<T> {
-        self.get(store, id)
-            .await?
-            .ok_or_else(|| StoreError::NotFound {
-                store: store.to_owned(),
-                id: id.to_owned(),
-            })
+        self.get(store, id).await?.ok_or_else(|| StoreError::NotFound { store: store.to_owned(), id: id.to_owned() })
     }
 
-    async fn list<T: DeserializeOwned>(
-        &self,
-        store: &str,
-        index: &str,
-        value: &str,
-    ) -> Result<Vec<T>> {
-        self.backend
-            .by_index(store, index, value)
-            .await?
-            .into_iter()
-            .map(|v| from_value(store, v))
-            .collect()
+    async fn list<T: DeserializeOwned>(&self, store: &str, index: &str, value: &str) -> Result<Vec<T>> {
+        self.backend.by_index(store, index, value).await?.into_iter().map(|v| from_value(store, v)).collect()
     }
 
     /// Writes `new` (or deletes the record when `None`) with, when the agent
@@ -133,19 +123,28 @@ impl Db {
                 reason: reason.to_owned(),
                 created_at: platform::now_ms(),
             };
-            writes.push(Write::Put {
-                store: REVISIONS,
-                value: to_value(REVISIONS, &revision)?,
-            });
+            writes.push(Write::Put { store: REVISIONS, value: to_value(REVISIONS, &revision)? });
         }
+        writes.extend(snippet_write(store, id, new.as_ref())?);
         writes.push(match new {
             Some(value) => Write::Put { store, value },
-            None => Write::Delete {
-                store,
-                key: id.to_owned(),
-            },
+            None => Write::Delete { store, key: id.to_owned() },
         });
         self.backend.write(writes).await
+    }
+
+    /// The index entries of the session's artifacts (only the active ones
+    /// when `active_only`), newest first: the artifact index reads these
+    /// instead of the full contents.
+    pub async fn artifact_summaries(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+        let mut records = self.backend.by_index_key(SNIPPETS, "bySessionActive", &json!([session_id, 1])).await?;
+        if !active_only {
+            records.extend(self.backend.by_index_key(SNIPPETS, "bySessionActive", &json!([session_id, 0])).await?);
+        }
+        let mut list: Vec<ArtifactSnippet> =
+            records.into_iter().map(|v| from_value(SNIPPETS, v)).collect::<Result<_>>()?;
+        list.sort_by(|a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        Ok(list)
     }
 
     // ---- session artifacts -------------------------------------------------
@@ -158,11 +157,7 @@ impl Db {
     /// The session's artifacts, newest first.
     pub async fn artifacts(&self, session_id: &str) -> Result<Vec<SessionArtifact>> {
         let mut list: Vec<SessionArtifact> = self.list(ARTIFACTS, "sessionId", session_id).await?;
-        list.sort_by(|a, b| {
-            b.created_at
-                .total_cmp(&a.created_at)
-                .then_with(|| a.id.cmp(&b.id))
-        });
+        list.sort_by(|a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(list)
     }
 
@@ -188,32 +183,14 @@ impl Db {
             updated_at: now,
             lifecycle,
         };
-        self.change(
-            ARTIFACTS,
-            &artifact.id,
-            Some(to_value(ARTIFACTS, &artifact)?),
-            Some(origin),
-            "create_artifact",
-        )
-        .await?;
+        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, &artifact)?), Some(origin), "create_artifact")
+            .await?;
         Ok(artifact)
     }
 
     /// Writes an artifact as given (after the caller checked its lifecycle).
-    pub async fn save_artifact(
-        &self,
-        artifact: &SessionArtifact,
-        origin: Option<Origin>,
-        reason: &str,
-    ) -> Result<()> {
-        self.change(
-            ARTIFACTS,
-            &artifact.id,
-            Some(to_value(ARTIFACTS, artifact)?),
-            origin,
-            reason,
-        )
-        .await
+    pub async fn save_artifact(&self, artifact: &SessionArtifact, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, artifact)?), origin, reason).await
     }
 
     /// Turns an artifact's context injection on or off.
@@ -227,20 +204,14 @@ impl Db {
     /// Removes an artifact.
     pub async fn delete_artifact(&self, id: &str, origin: Origin) -> Result<()> {
         self.artifact(id).await?;
-        self.change(ARTIFACTS, id, None, Some(origin), "delete_artifact")
-            .await
+        self.change(ARTIFACTS, id, None, Some(origin), "delete_artifact").await
     }
 
     // ---- projects, manuscripts, plots ---------------------------------------
 
     pub async fn projects(&self) -> Result<Vec<Project>> {
-        let mut list: Vec<Project> = self
-            .backend
-            .all(PROJECTS)
-            .await?
-            .into_iter()
-            .map(|v| from_value(PROJECTS, v))
-            .collect::<Result<_>>()?;
+        let mut list: Vec<Project> =
+            self.backend.all(PROJECTS).await?.into_iter().map(|v| from_value(PROJECTS, v)).collect::<Result<_>>()?;
         list.sort_by(|a, b| b.updated_at.total_cmp(&a.updated_at));
         Ok(list)
     }
@@ -259,37 +230,21 @@ impl Db {
             created_at: now,
             updated_at: now,
         };
-        self.backend
-            .write(vec![Write::Put {
-                store: PROJECTS,
-                value: to_value(PROJECTS, &project)?,
-            }])
-            .await?;
+        self.backend.write(vec![Write::Put { store: PROJECTS, value: to_value(PROJECTS, &project)? }]).await?;
         Ok(project)
     }
 
     /// Writes a project (title, description).
     pub async fn save_project(&self, project: &Project) -> Result<()> {
-        self.backend
-            .write(vec![Write::Put {
-                store: PROJECTS,
-                value: to_value(PROJECTS, project)?,
-            }])
-            .await
+        self.backend.write(vec![Write::Put { store: PROJECTS, value: to_value(PROJECTS, project)? }]).await
     }
 
     /// Deletes a project with its manuscript and plot, in one batch.
     pub async fn delete_project(&self, id: &str) -> Result<()> {
-        let mut writes = vec![Write::Delete {
-            store: PROJECTS,
-            key: id.to_owned(),
-        }];
+        let mut writes = vec![Write::Delete { store: PROJECTS, key: id.to_owned() }];
         for store in [SECTIONS, PLOTS] {
             for v in self.backend.by_index(store, "projectId", id).await? {
-                writes.push(Write::Delete {
-                    store,
-                    key: key_of(store, &v)?,
-                });
+                writes.push(Write::Delete { store, key: key_of(store, &v)? });
             }
         }
         self.backend.write(writes).await
@@ -316,12 +271,8 @@ impl Db {
     ) -> Result<ManuscriptSection> {
         self.project(project_id).await?;
         let siblings = self.sections(project_id).await?;
-        let order = siblings
-            .iter()
-            .filter(|s| s.parent_id.as_deref() == parent_id)
-            .map(|s| s.order)
-            .fold(0.0, f64::max)
-            + 1.0;
+        let order =
+            siblings.iter().filter(|s| s.parent_id.as_deref() == parent_id).map(|s| s.order).fold(0.0, f64::max) + 1.0;
         let now = platform::now_ms();
         let section = ManuscriptSection {
             id: platform::random_id(),
@@ -333,45 +284,22 @@ impl Db {
             created_at: now,
             updated_at: now,
         };
-        self.backend
-            .write(vec![Write::Put {
-                store: SECTIONS,
-                value: to_value(SECTIONS, &section)?,
-            }])
-            .await?;
+        self.backend.write(vec![Write::Put { store: SECTIONS, value: to_value(SECTIONS, &section)? }]).await?;
         Ok(section)
     }
 
     /// Replaces a section's text (and title), keeping a revision when `origin` is given.
-    pub async fn save_section(
-        &self,
-        section: &ManuscriptSection,
-        origin: Option<Origin>,
-        reason: &str,
-    ) -> Result<()> {
-        self.change(
-            SECTIONS,
-            &section.id,
-            Some(to_value(SECTIONS, section)?),
-            origin,
-            reason,
-        )
-        .await
+    pub async fn save_section(&self, section: &ManuscriptSection, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.change(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason).await
     }
 
     /// Deletes a section and the sections under it.
     pub async fn delete_section(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let section = self.section(id).await?;
-        for child in self
-            .sections(&section.project_id)
-            .await?
-            .iter()
-            .filter(|s| s.parent_id.as_deref() == Some(id))
-        {
+        for child in self.sections(&section.project_id).await?.iter().filter(|s| s.parent_id.as_deref() == Some(id)) {
             Box::pin(self.delete_section(&child.id, origin)).await?;
         }
-        self.change(SECTIONS, id, None, origin, "delete_section")
-            .await
+        self.change(SECTIONS, id, None, origin, "delete_section").await
     }
 
     /// The project's plot items, in order (parents before their children's order is up to the caller).
@@ -386,35 +314,17 @@ impl Db {
     }
 
     /// Writes a plot item, keeping a revision when `origin` is given.
-    pub async fn save_plot_item(
-        &self,
-        item: &PlotItem,
-        origin: Option<Origin>,
-        reason: &str,
-    ) -> Result<()> {
-        self.change(
-            PLOTS,
-            &item.id,
-            Some(to_value(PLOTS, item)?),
-            origin,
-            reason,
-        )
-        .await
+    pub async fn save_plot_item(&self, item: &PlotItem, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.change(PLOTS, &item.id, Some(to_value(PLOTS, item)?), origin, reason).await
     }
 
     /// Deletes a plot item and everything under it.
     pub async fn delete_plot_item(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let item = self.plot_item(id).await?;
-        for child in self
-            .plot(&item.project_id)
-            .await?
-            .iter()
-            .filter(|p| p.parent_id.as_deref() == Some(id))
-        {
+        for child in self.plot(&item.project_id).await?.iter().filter(|p| p.parent_id.as_deref() == Some(id)) {
             Box::pin(self.delete_plot_item(&child.id, origin)).await?;
         }
-        self.change(PLOTS, id, None, origin, "delete_plot_item")
-            .await
+        self.change(PLOTS, id, None, origin, "delete_plot_item").await
     }
 
     // ---- memories -------------------------------------------------------------
@@ -445,11 +355,7 @@ impl Db {
             .into_iter()
             .filter(|m| m.date.as_str() >= start && m.date.as_str() <= end)
             .collect();
-        list.sort_by(|a, b| {
-            a.date
-                .cmp(&b.date)
-                .then(a.created_at.total_cmp(&b.created_at))
-        });
+        list.sort_by(|a, b| a.date.cmp(&b.date).then(a.created_at.total_cmp(&b.created_at)));
         Ok(list)
     }
 
@@ -462,12 +368,7 @@ impl Db {
             tags,
             created_at: platform::now_ms(),
         };
-        self.backend
-            .write(vec![Write::Put {
-                store: MEMORIES,
-                value: to_value(MEMORIES, &memory)?,
-            }])
-            .await?;
+        self.backend.write(vec![Write::Put { store: MEMORIES, value: to_value(MEMORIES, &memory)? }]).await?;
         Ok(memory)
     }
 
@@ -487,32 +388,18 @@ impl Db {
         let Some(revision) = self.revisions(origin).await?.into_iter().next() else {
             return Ok(None);
         };
-        let store = [ARTIFACTS, SECTIONS, PLOTS, PROJECTS]
-            .into_iter()
-            .find(|s| *s == revision.store)
-            .ok_or_else(|| StoreError::Codec {
-                store: revision.store.clone(),
-                detail: "unknown store in a revision".into(),
+        let store =
+            [ARTIFACTS, SECTIONS, PLOTS, PROJECTS].into_iter().find(|s| *s == revision.store).ok_or_else(|| {
+                StoreError::Codec { store: revision.store.clone(), detail: "unknown store in a revision".into() }
             })?;
-        let restore = match &revision.before {
-            Some(before) => Write::Put {
-                store,
-                value: before.clone(),
-            },
-            None => Write::Delete {
-                store,
-                key: revision.record_id.clone(),
-            },
-        };
-        self.backend
-            .write(vec![
-                restore,
-                Write::Delete {
-                    store: REVISIONS,
-                    key: revision.id.clone(),
-                },
-            ])
-            .await?;
+        let mut writes: Vec<Write> =
+            snippet_write(store, &revision.record_id, revision.before.as_ref())?.into_iter().collect();
+        writes.push(match &revision.before {
+            Some(before) => Write::Put { store, value: before.clone() },
+            None => Write::Delete { store, key: revision.record_id.clone() },
+        });
+        writes.push(Write::Delete { store: REVISIONS, key: revision.id.clone() });
+        self.backend.write(writes).await?;
         Ok(Some(revision))
     }
 
@@ -523,30 +410,19 @@ impl Db {
     }
 
     pub async fn set_setting(&self, key: &str, value: Value) -> Result<()> {
-        let setting = Setting {
-            key: key.to_owned(),
-            value,
-        };
-        self.backend
-            .write(vec![Write::Put {
-                store: SETTINGS,
-                value: to_value(SETTINGS, &setting)?,
-            }])
-            .await
+        let setting = Setting { key: key.to_owned(), value };
+        self.backend.write(vec![Write::Put { store: SETTINGS, value: to_value(SETTINGS, &setting)? }]).await
     }
 
     // ---- import / export ------------------------------------------------------
 
     /// A whole project as one JSON document (backup, moving browsers).
     pub async fn export_project(&self, id: &str) -> Result<Value> {
-        let project =
-            self.backend
-                .get(PROJECTS, id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound {
-                    store: PROJECTS.into(),
-                    id: id.into(),
-                })?;
+        let project = self
+            .backend
+            .get(PROJECTS, id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound { store: PROJECTS.into(), id: id.into() })?;
         Ok(json!({
             "format": "atelier-agent/project",
             "version": 1,
@@ -559,49 +435,27 @@ impl Db {
     /// Restores an exported project (replacing one with the same id), in one batch.
     pub async fn import_project(&self, document: &Value) -> Result<Project> {
         if document.get("format").and_then(Value::as_str) != Some("atelier-agent/project") {
-            return Err(StoreError::Import(
-                "not an atelier-agent project export".into(),
-            ));
+            return Err(StoreError::Import("not an atelier-agent project export".into()));
         }
         if document.get("version").and_then(Value::as_u64) != Some(1) {
             return Err(StoreError::Import("unsupported export version".into()));
         }
-        let project: Project = from_value(PROJECTS, document["project"].clone())
-            .map_err(|e| StoreError::Import(e.to_string()))?;
+        let project: Project =
+            from_value(PROJECTS, document["project"].clone()).map_err(|e| StoreError::Import(e.to_string()))?;
         let mut writes = Vec::new();
         for store in [SECTIONS, PLOTS] {
-            for v in self
-                .backend
-                .by_index(store, "projectId", &project.id)
-                .await?
-            {
-                writes.push(Write::Delete {
-                    store,
-                    key: key_of(store, &v)?,
-                });
+            for v in self.backend.by_index(store, "projectId", &project.id).await? {
+                writes.push(Write::Delete { store, key: key_of(store, &v)? });
             }
         }
-        writes.push(Write::Put {
-            store: PROJECTS,
-            value: document["project"].clone(),
-        });
+        writes.push(Write::Put { store: PROJECTS, value: document["project"].clone() });
         for (field, store) in [("manuscripts", SECTIONS), ("plots", PLOTS)] {
-            for v in document
-                .get(field)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for v in document.get(field).and_then(Value::as_array).into_iter().flatten() {
                 if v.get("projectId").and_then(Value::as_str) != Some(project.id.as_str()) {
-                    return Err(StoreError::Import(format!(
-                        "a record in {field} belongs to another project"
-                    )));
+                    return Err(StoreError::Import(format!("a record in {field} belongs to another project")));
                 }
                 key_of(store, v).map_err(|e| StoreError::Import(e.to_string()))?;
-                writes.push(Write::Put {
-                    store,
-                    value: v.clone(),
-                });
+                writes.push(Write::Put { store, value: v.clone() });
             }
         }
         self.backend.write(writes).await?;

@@ -14,17 +14,10 @@ pub enum StoreError {
     NotFound { store: String, id: String },
     /// Several records match a loose reference.
     #[error("{reference:?} matches several artifacts: {}", candidates.join(", "))]
-    Ambiguous {
-        reference: String,
-        candidates: Vec<String>,
-    },
+    Ambiguous { reference: String, candidates: Vec<String> },
     /// The record's lifecycle forbids the change.
     #[error("artifact {id:?} is {lifecycle}: {detail}")]
-    Lifecycle {
-        id: String,
-        lifecycle: &'static str,
-        detail: String,
-    },
+    Lifecycle { id: String, lifecycle: &'static str, detail: String },
     /// An edit did not apply (Adit's error message).
     #[error("the edit did not apply: {0}")]
     Edit(String),

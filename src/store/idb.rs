@@ -9,19 +9,22 @@
 use std::cell::RefCell;
 
 use async_trait::async_trait;
-use js_sys::{Array, Promise};
+use js_sys::{Array, Promise, Reflect};
 use serde_json::Value;
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    IdbDatabase, IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction,
-    IdbTransactionMode, IdbVersionChangeEvent,
+    IdbDatabase, IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode,
+    IdbVersionChangeEvent,
 };
 
 use super::backend::{Backend, Write};
 use super::error::{Result, StoreError};
-use super::schema::{self, VERSIONS};
+use super::model::stores::{ARTIFACTS, SNIPPETS};
+use super::model::SNIPPET_CHARS;
+use super::schema::{self, Migration, VERSIONS};
 
 /// The IndexedDB database of atelier-agent.
 pub struct IdbBackend {
@@ -38,10 +41,7 @@ fn describe(e: &JsValue) -> (String, String) {
     if let Some(err) = e.dyn_ref::<js_sys::Error>() {
         return (String::from(err.name()), String::from(err.message()));
     }
-    (
-        String::new(),
-        e.as_string().unwrap_or_else(|| format!("{e:?}")),
-    )
+    (String::new(), e.as_string().unwrap_or_else(|| format!("{e:?}")))
 }
 
 /// Maps a DOMException (or any JS error) to a typed storage error.
@@ -49,10 +49,7 @@ pub(crate) fn store_error(e: &JsValue) -> StoreError {
     let (name, message) = describe(e);
     match name.as_str() {
         "QuotaExceededError" => StoreError::QuotaExceeded(message),
-        "DataCloneError" | "DataError" => StoreError::Codec {
-            store: String::new(),
-            detail: message,
-        },
+        "DataCloneError" | "DataError" => StoreError::Codec { store: String::new(), detail: message },
         _ if name.is_empty() => StoreError::Backend(message),
         _ => StoreError::Backend(format!("{name}: {message}")),
     }
@@ -68,12 +65,8 @@ fn request_done(request: &IdbRequest) -> JsFuture {
         });
         let r = request.clone();
         let fail = Closure::once_into_js(move || {
-            let error = r
-                .error()
-                .ok()
-                .flatten()
-                .map(JsValue::from)
-                .unwrap_or_else(|| JsValue::from_str("request failed"));
+            let error =
+                r.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("request failed"));
             let _ = reject.call1(&JsValue::NULL, &error);
         });
         request.set_onsuccess(Some(ok.unchecked_ref()));
@@ -92,17 +85,11 @@ fn transaction_done(tx: &IdbTransaction) -> JsFuture {
         let reject2 = reject.clone();
         let t2 = tx.clone();
         let aborted = Closure::once_into_js(move || {
-            let error = t
-                .error()
-                .map(JsValue::from)
-                .unwrap_or_else(|| JsValue::from_str("transaction aborted"));
+            let error = t.error().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("transaction aborted"));
             let _ = reject.call1(&JsValue::NULL, &error);
         });
         let failed = Closure::once_into_js(move || {
-            let error = t2
-                .error()
-                .map(JsValue::from)
-                .unwrap_or_else(|| JsValue::from_str("transaction failed"));
+            let error = t2.error().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("transaction failed"));
             let _ = reject2.call1(&JsValue::NULL, &error);
         });
         tx.set_oncomplete(Some(ok.unchecked_ref()));
@@ -120,19 +107,13 @@ fn commit(tx: &IdbTransaction) {
 }
 
 fn to_js(value: &Value) -> Result<JsValue> {
-    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible()).map_err(
-        |e| StoreError::Codec {
-            store: String::new(),
-            detail: e.to_string(),
-        },
-    )
+    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| StoreError::Codec { store: String::new(), detail: e.to_string() })
 }
 
 fn from_js(store: &str, value: JsValue) -> Result<Value> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| StoreError::Codec {
-        store: store.to_owned(),
-        detail: e.to_string(),
-    })
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
 /// IndexedDB version of schema version `n`: Dexie stores its version `n` as
@@ -141,21 +122,12 @@ fn from_js(store: &str, value: JsValue) -> Result<Value> {
 pub const IDB_VERSION_FACTOR: u32 = 10;
 
 /// Creates what every version after `old` adds (runs inside `upgradeneeded`).
-fn upgrade(
-    request: &IdbOpenDbRequest,
-    old_idb_version: u32,
-    new_idb_version: u32,
-) -> std::result::Result<(), JsValue> {
+fn upgrade(request: &IdbOpenDbRequest, old_idb_version: u32, new_idb_version: u32) -> std::result::Result<(), JsValue> {
     let old = old_idb_version / IDB_VERSION_FACTOR;
     let new = new_idb_version / IDB_VERSION_FACTOR;
     let db: IdbDatabase = request.result()?.unchecked_into();
-    let tx = request
-        .transaction()
-        .ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
-    for version in VERSIONS
-        .iter()
-        .filter(|v| v.number > old && v.number <= new)
-    {
+    let tx = request.transaction().ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
+    for version in VERSIONS.iter().filter(|v| v.number > old && v.number <= new) {
         for spec in version.stores {
             let params = IdbObjectStoreParameters::new();
             params.set_key_path(&JsValue::from_str(spec.key_path));
@@ -167,15 +139,64 @@ fn upgrade(
         for (store, name, path) in version.indexes {
             create_index(&tx.object_store(store)?, name, path)?;
         }
+        for migration in version.migrations {
+            match migration {
+                Migration::SnippetsFromArtifacts => snippets_from_artifacts(&tx)?,
+            }
+        }
     }
     Ok(())
 }
 
-fn create_index(
-    store: &web_sys::IdbObjectStore,
-    name: &str,
-    path: &[&str],
-) -> std::result::Result<(), JsValue> {
+/// Fills the snippet store from every artifact (in the upgrade transaction).
+fn snippets_from_artifacts(tx: &IdbTransaction) -> std::result::Result<(), JsValue> {
+    let request = tx.object_store(ARTIFACTS)?.get_all()?;
+    let snippets = tx.object_store(SNIPPETS)?;
+    let reader = request.clone();
+    let fill = Closure::once_into_js(move || {
+        if let Ok(all) = reader.result() {
+            for record in all.unchecked_into::<Array>().iter() {
+                if let Ok(entry) = snippet_js(&record) {
+                    let _ = snippets.put(&entry);
+                }
+            }
+        }
+    });
+    request.set_onsuccess(Some(fill.unchecked_ref()));
+    Ok(())
+}
+
+#[wasm_bindgen(inline_js = r#"
+export function contentHead(record, units) {
+  const c = record.content;
+  return typeof c === "string" ? c.substring(0, units) : "";
+}
+export function snippetEntry(record, snippet) {
+  const c = record.content;
+  return { id: record.id, sessionId: record.sessionId, active: record.isActive === true ? 1 : 0, title: record.title,
+           snippet, length: typeof c === "string" ? c.length : 0, createdAt: record.createdAt };
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = contentHead)]
+    fn content_head(record: &JsValue, units: u32) -> String;
+    #[wasm_bindgen(js_name = snippetEntry)]
+    fn snippet_entry_js(record: &JsValue, snippet: &str) -> JsValue;
+}
+
+/// The snippet-store entry of a JS artifact record (see `ArtifactSnippet`);
+/// only the start of the content crosses into WASM.
+fn snippet_js(record: &JsValue) -> std::result::Result<JsValue, JsValue> {
+    // A little past the cut covers the grapheme check; content outside the
+    // BMP (two units a character) needs the longer head.
+    let mut head = content_head(record, (SNIPPET_CHARS + 16) as u32);
+    if head.chars().count() <= SNIPPET_CHARS && head.encode_utf16().count() >= SNIPPET_CHARS + 16 {
+        head = content_head(record, (SNIPPET_CHARS * 2 + 16) as u32);
+    }
+    Ok(snippet_entry_js(record, crate::context::snippet(&head, SNIPPET_CHARS)))
+}
+
+fn create_index(store: &web_sys::IdbObjectStore, name: &str, path: &[&str]) -> std::result::Result<(), JsValue> {
     if store.index_names().contains(name) {
         return Ok(());
     }
@@ -199,30 +220,19 @@ impl IdbBackend {
         let factory = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
             .ok()
             .and_then(|f| f.dyn_into::<web_sys::IdbFactory>().ok())
-            .ok_or_else(|| {
-                StoreError::Backend("IndexedDB is not available in this browser context".into())
-            })?;
-        let request = factory
-            .open_with_u32(name, version * IDB_VERSION_FACTOR)
-            .map_err(|e| store_error(&e))?;
+            .ok_or_else(|| StoreError::Backend("IndexedDB is not available in this browser context".into()))?;
+        let request = factory.open_with_u32(name, version * IDB_VERSION_FACTOR).map_err(|e| store_error(&e))?;
         let upgrading = request.clone();
-        let on_upgrade = Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(
-            move |event: IdbVersionChangeEvent| {
-                let old = event.old_version() as u32;
-                let new = event
-                    .new_version()
-                    .map_or(version * IDB_VERSION_FACTOR, |v| v as u32);
-                if let Err(e) = upgrade(&upgrading, old, new) {
-                    web_sys::console::error_2(
-                        &JsValue::from_str("atelier-agent: schema upgrade failed"),
-                        &e,
-                    );
-                    if let Some(tx) = upgrading.transaction() {
-                        let _ = tx.abort();
-                    }
+        let on_upgrade = Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
+            let old = event.old_version() as u32;
+            let new = event.new_version().map_or(version * IDB_VERSION_FACTOR, |v| v as u32);
+            if let Err(e) = upgrade(&upgrading, old, new) {
+                web_sys::console::error_2(&JsValue::from_str("atelier-agent: schema upgrade failed"), &e);
+                if let Some(tx) = upgrading.transaction() {
+                    let _ = tx.abort();
                 }
-            },
-        );
+            }
+        });
         request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
         let opened = request_done(&request).await;
         request.set_onupgradeneeded(None);
@@ -233,10 +243,7 @@ impl IdbBackend {
         let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
         db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
         on_version_change.forget();
-        Ok(IdbBackend {
-            db,
-            fail_next: RefCell::new(None),
-        })
+        Ok(IdbBackend { db, fail_next: RefCell::new(None) })
     }
 
     /// Deletes the database `name` (tests and "forget everything").
@@ -245,10 +252,7 @@ impl IdbBackend {
             .and_then(|w| w.indexed_db().ok().flatten())
             .ok_or_else(|| StoreError::Backend("IndexedDB is not available".into()))?;
         let request = factory.delete_database(name).map_err(|e| store_error(&e))?;
-        request_done(&request)
-            .await
-            .map(|_| ())
-            .map_err(|e| store_error(&e))
+        request_done(&request).await.map(|_| ()).map_err(|e| store_error(&e))
     }
 
     /// Closes the connection.
@@ -271,19 +275,26 @@ impl IdbBackend {
 
     fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
         let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
-        self.db
-            .transaction_with_str_sequence_and_mode(&names, mode)
-            .map_err(|e| store_error(&e))
+        self.db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| store_error(&e))
     }
 
     /// Puts JS objects as they are, in one transaction (the fast path for
     /// bulk imports and the benchmark).
+    /// Artifacts get their snippet entries in the same transaction.
     pub async fn put_js(&self, store: &str, records: &[JsValue]) -> Result<()> {
-        let tx = self.transaction(&[store], IdbTransactionMode::Readwrite)?;
+        let with_snippets = store == ARTIFACTS;
+        let stores: &[&str] = if with_snippets { &[ARTIFACTS, SNIPPETS] } else { &[store] };
+        let tx = self.transaction(stores, IdbTransactionMode::Readwrite)?;
         let done = transaction_done(&tx);
         let object_store = tx.object_store(store).map_err(|e| store_error(&e))?;
+        let snippet_store =
+            if with_snippets { Some(tx.object_store(SNIPPETS).map_err(|e| store_error(&e))?) } else { None };
         for record in records {
-            if let Err(e) = object_store.put(record) {
+            let mut issued = object_store.put(record).map(|_| ());
+            if let (Ok(()), Some(snippets)) = (&issued, &snippet_store) {
+                issued = snippet_js(record).and_then(|entry| snippets.put(&entry)).map(|_| ());
+            }
+            if let Err(e) = issued {
                 let _ = tx.abort();
                 let _ = done.await;
                 return Err(store_error(&e));
@@ -296,29 +307,37 @@ impl IdbBackend {
     /// The records of `index` equal to `key`, as JS objects.
     pub async fn get_all_js(&self, store: &str, index: &str, key: &JsValue) -> Result<Array> {
         let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let source = tx
-            .object_store(store)
-            .and_then(|s| s.index(index))
-            .map_err(|e| store_error(&e))?;
+        let source = tx.object_store(store).and_then(|s| s.index(index)).map_err(|e| store_error(&e))?;
         let request = source.get_all_with_key(key).map_err(|e| store_error(&e))?;
-        Ok(request_done(&request)
-            .await
-            .map_err(|e| store_error(&e))?
-            .unchecked_into())
+        Ok(request_done(&request).await.map_err(|e| store_error(&e))?.unchecked_into())
+    }
+
+    /// The snippet index (`### [ID: …] title\nSnippet: …...` entries joined
+    /// by blank lines) of a session's active artifacts, in id order: one
+    /// `getAll` on the snippet store's `[sessionId, active]` index, so only
+    /// the small index entries are read, never the full contents.
+    pub async fn active_snippet_index(&self, session_id: &str, chars: usize) -> Result<String> {
+        let key: Array = [JsValue::from_str(session_id), JsValue::from(1)].iter().collect();
+        let entries = self.get_all_js(SNIPPETS, "bySessionActive", &key).await?;
+        let mut out = String::with_capacity(entries.length() as usize * (chars + 80));
+        for entry in entries.iter() {
+            let get = |k: &str| {
+                Reflect::get(&entry, &JsValue::from_str(k)).ok().and_then(|v| v.as_string()).unwrap_or_default()
+            };
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            let snippet = get("snippet");
+            crate::context::snippet_entry(&mut out, &get("id"), &get("title"), &snippet, chars);
+        }
+        Ok(out)
     }
 
     /// Counts a store's records.
     pub async fn count(&self, store: &str) -> Result<u32> {
         let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let request = tx
-            .object_store(store)
-            .and_then(|s| s.count())
-            .map_err(|e| store_error(&e))?;
-        Ok(request_done(&request)
-            .await
-            .map_err(|e| store_error(&e))?
-            .as_f64()
-            .unwrap_or(0.0) as u32)
+        let request = tx.object_store(store).and_then(|s| s.count()).map_err(|e| store_error(&e))?;
+        Ok(request_done(&request).await.map_err(|e| store_error(&e))?.as_f64().unwrap_or(0.0) as u32)
     }
 }
 
@@ -326,10 +345,8 @@ impl IdbBackend {
 impl Backend for IdbBackend {
     async fn get(&self, store: &str, key: &str) -> Result<Option<Value>> {
         let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let request = tx
-            .object_store(store)
-            .and_then(|s| s.get(&JsValue::from_str(key)))
-            .map_err(|e| store_error(&e))?;
+        let request =
+            tx.object_store(store).and_then(|s| s.get(&JsValue::from_str(key))).map_err(|e| store_error(&e))?;
         let value = request_done(&request).await.map_err(|e| store_error(&e))?;
         if value.is_undefined() {
             return Ok(None);
@@ -337,23 +354,15 @@ impl Backend for IdbBackend {
         from_js(store, value).map(Some)
     }
 
-    async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
-        let all = self
-            .get_all_js(store, index, &JsValue::from_str(value))
-            .await?;
+    async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
+        let all = self.get_all_js(store, index, &to_js(key)?).await?;
         all.iter().map(|v| from_js(store, v)).collect()
     }
 
     async fn all(&self, store: &str) -> Result<Vec<Value>> {
         let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let request = tx
-            .object_store(store)
-            .and_then(|s| s.get_all())
-            .map_err(|e| store_error(&e))?;
-        let all: Array = request_done(&request)
-            .await
-            .map_err(|e| store_error(&e))?
-            .unchecked_into();
+        let request = tx.object_store(store).and_then(|s| s.get_all()).map_err(|e| store_error(&e))?;
+        let all: Array = request_done(&request).await.map_err(|e| store_error(&e))?.unchecked_into();
         all.iter().map(|v| from_js(store, v)).collect()
     }
 
@@ -382,15 +391,12 @@ impl Backend for IdbBackend {
         let done = transaction_done(&tx);
         let fail_with = self.fail_next.borrow_mut().take();
         for (i, (store, put, value)) in requests.iter().enumerate() {
-            let issued =
-                tx.object_store(store)
-                    .and_then(|s| if *put { s.put(value) } else { s.delete(value) });
+            let issued = tx.object_store(store).and_then(|s| if *put { s.put(value) } else { s.delete(value) });
             let failure = match (&issued, &fail_with) {
                 (Err(e), _) => Some(e.clone()),
-                (Ok(_), Some(name)) if i == 0 => Some(
-                    web_sys::DomException::new_with_message_and_name("simulated failure", name)?
-                        .into(),
-                ),
+                (Ok(_), Some(name)) if i == 0 => {
+                    Some(web_sys::DomException::new_with_message_and_name("simulated failure", name)?.into())
+                }
                 _ => None,
             };
             if let Some(e) = failure {

@@ -15,6 +15,7 @@ pub mod stores {
     pub const CHECKPOINTS: &str = "checkpoints";
     pub const REVISIONS: &str = "revisions";
     pub const SETTINGS: &str = "settings";
+    pub const SNIPPETS: &str = "artifactSnippets";
 }
 
 /// What kind of material an artifact holds.
@@ -140,4 +141,40 @@ pub struct Revision {
 pub struct Setting {
     pub key: String,
     pub value: Value,
+}
+
+/// The index entry of an artifact, kept beside it so the per-call artifact
+/// index reads a few hundred bytes per artifact instead of its full text.
+/// Written in the same batch as the artifact itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArtifactSnippet {
+    pub id: String,
+    pub session_id: String,
+    /// 1 when the artifact is active (IndexedDB cannot index booleans).
+    pub active: u8,
+    pub title: String,
+    /// The first [`SNIPPET_CHARS`] characters, cut on a grapheme boundary.
+    pub snippet: String,
+    /// Length of the full content in UTF-16 code units (JS `String.length`).
+    pub length: usize,
+    pub created_at: f64,
+}
+
+/// Characters of content kept in an [`ArtifactSnippet`].
+pub const SNIPPET_CHARS: usize = 300;
+
+impl ArtifactSnippet {
+    /// The index entry of `artifact`.
+    pub fn of(artifact: &SessionArtifact) -> ArtifactSnippet {
+        ArtifactSnippet {
+            id: artifact.id.clone(),
+            session_id: artifact.session_id.clone(),
+            active: u8::from(artifact.is_active),
+            title: artifact.title.clone(),
+            snippet: crate::context::snippet(&artifact.content, SNIPPET_CHARS).to_owned(),
+            length: artifact.content.encode_utf16().count(),
+            created_at: artifact.created_at,
+        }
+    }
 }

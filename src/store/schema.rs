@@ -15,6 +15,14 @@ pub struct StoreSpec {
     pub indexes: &'static [(&'static str, &'static [&'static str])],
 }
 
+/// Data a version derives from what earlier versions stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// Fill `artifactSnippets` from the existing `sessionArtifacts` (including
+    /// records a Dexie app wrote).
+    SnippetsFromArtifacts,
+}
+
 /// What one schema version adds.
 #[derive(Debug, Clone, Copy)]
 pub struct Version {
@@ -22,6 +30,7 @@ pub struct Version {
     pub stores: &'static [StoreSpec],
     /// Indexes added to stores created by earlier versions.
     pub indexes: &'static [(&'static str, &'static str, &'static [&'static str])],
+    pub migrations: &'static [Migration],
 }
 
 /// Every version, oldest first. Never edit a released entry: add one.
@@ -29,54 +38,35 @@ pub const VERSIONS: &[Version] = &[
     // 1: the session artifacts (the shape a Dexie app with `sessionArtifacts: 'id, sessionId'` writes).
     Version {
         number: 1,
-        stores: &[StoreSpec {
-            name: ARTIFACTS,
-            key_path: "id",
-            indexes: &[("sessionId", &["sessionId"])],
-        }],
+        stores: &[StoreSpec { name: ARTIFACTS, key_path: "id", indexes: &[("sessionId", &["sessionId"])] }],
         indexes: &[],
+        migrations: &[],
     },
     // 2: the person's projects and the agent's bookkeeping.
     Version {
         number: 2,
         stores: &[
-            StoreSpec {
-                name: PROJECTS,
-                key_path: "id",
-                indexes: &[],
-            },
-            StoreSpec {
-                name: SECTIONS,
-                key_path: "id",
-                indexes: &[("projectId", &["projectId"])],
-            },
-            StoreSpec {
-                name: PLOTS,
-                key_path: "id",
-                indexes: &[("projectId", &["projectId"])],
-            },
-            StoreSpec {
-                name: MEMORIES,
-                key_path: "id",
-                indexes: &[("date", &["date"])],
-            },
-            StoreSpec {
-                name: CHECKPOINTS,
-                key_path: "id",
-                indexes: &[("threadId", &["threadId"])],
-            },
-            StoreSpec {
-                name: REVISIONS,
-                key_path: "id",
-                indexes: &[("origin", &["origin"])],
-            },
-            StoreSpec {
-                name: SETTINGS,
-                key_path: "key",
-                indexes: &[],
-            },
+            StoreSpec { name: PROJECTS, key_path: "id", indexes: &[] },
+            StoreSpec { name: SECTIONS, key_path: "id", indexes: &[("projectId", &["projectId"])] },
+            StoreSpec { name: PLOTS, key_path: "id", indexes: &[("projectId", &["projectId"])] },
+            StoreSpec { name: MEMORIES, key_path: "id", indexes: &[("date", &["date"])] },
+            StoreSpec { name: CHECKPOINTS, key_path: "id", indexes: &[("threadId", &["threadId"])] },
+            StoreSpec { name: REVISIONS, key_path: "id", indexes: &[("origin", &["origin"])] },
+            StoreSpec { name: SETTINGS, key_path: "key", indexes: &[] },
         ],
         indexes: &[],
+        migrations: &[],
+    },
+    // 3: artifact index entries apart from the full contents.
+    Version {
+        number: 3,
+        stores: &[StoreSpec {
+            name: SNIPPETS,
+            key_path: "id",
+            indexes: &[("bySessionActive", &["sessionId", "active"])],
+        }],
+        indexes: &[],
+        migrations: &[Migration::SnippetsFromArtifacts],
     },
 ];
 
@@ -87,9 +77,20 @@ pub fn current_version() -> u32 {
 
 /// The key path of a store.
 pub fn key_path(store: &str) -> &'static str {
-    VERSIONS
-        .iter()
-        .flat_map(|v| v.stores)
-        .find(|s| s.name == store)
-        .map_or("id", |s| s.key_path)
+    VERSIONS.iter().flat_map(|v| v.stores).find(|s| s.name == store).map_or("id", |s| s.key_path)
+}
+
+/// The key path(s) of `index` on `store`.
+pub fn index_path(store: &str, index: &str) -> Option<&'static [&'static str]> {
+    for version in VERSIONS {
+        for spec in version.stores.iter().filter(|s| s.name == store) {
+            if let Some((_, path)) = spec.indexes.iter().find(|(name, _)| *name == index) {
+                return Some(path);
+            }
+        }
+        if let Some((_, _, path)) = version.indexes.iter().find(|(s, name, _)| *s == store && *name == index) {
+            return Some(path);
+        }
+    }
+    None
 }

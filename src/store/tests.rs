@@ -25,35 +25,22 @@ fn artifacts_crud_per_session_newest_first() {
         Origin::Agent,
     ))
     .unwrap();
-    let b = block_on(db.create_artifact(
-        "s1",
-        ArtifactType::Text,
-        "Notes",
-        "n",
-        Lifecycle::Overwritable,
-        Origin::Agent,
-    ))
-    .unwrap();
-    block_on(db.create_artifact(
-        "s2",
-        ArtifactType::Text,
-        "Other",
-        "o",
-        Lifecycle::Overwritable,
-        Origin::User,
-    ))
-    .unwrap();
+    let b =
+        block_on(db.create_artifact("s1", ArtifactType::Text, "Notes", "n", Lifecycle::Overwritable, Origin::Agent))
+            .unwrap();
+    block_on(db.create_artifact("s2", ArtifactType::Text, "Other", "o", Lifecycle::Overwritable, Origin::User))
+        .unwrap();
     let list = block_on(db.artifacts("s1")).unwrap();
     assert_eq!(list.len(), 2);
     assert!(list[0].created_at >= list[1].created_at);
     block_on(db.set_artifact_active(&a.id, false)).unwrap();
     assert!(!block_on(db.artifact(&a.id)).unwrap().is_active);
+    assert_eq!(block_on(db.artifact_summaries("s1", true)).unwrap().len(), 1, "the index entry follows the toggle");
+    assert_eq!(block_on(db.artifact_summaries("s1", false)).unwrap().len(), 2);
     block_on(db.delete_artifact(&b.id, Origin::User)).unwrap();
+    assert_eq!(block_on(db.artifact_summaries("s1", false)).unwrap().len(), 1, "and the deletion");
     assert_eq!(block_on(db.artifacts("s1")).unwrap().len(), 1);
-    assert_eq!(
-        block_on(db.artifact(&b.id)).unwrap_err().code(),
-        "not_found"
-    );
+    assert_eq!(block_on(db.artifact(&b.id)).unwrap_err().code(), "not_found");
 }
 
 #[test]
@@ -61,16 +48,9 @@ fn a_dexie_written_record_reads_back() {
     let backend = Rc::new(MemoryBackend::new());
     let record = json!({"id": "d1", "sessionId": "s", "type": "project_data", "title": "Chapter 3: 雨",
         "content": "c", "isActive": true, "createdAt": 1700000000000.0, "updatedAt": 1700000000000.0});
-    block_on(backend.write(vec![Write::Put {
-        store: stores::ARTIFACTS,
-        value: record,
-    }]))
-    .unwrap();
+    block_on(backend.write(vec![Write::Put { store: stores::ARTIFACTS, value: record }])).unwrap();
     let a = block_on(Db::new(backend).artifact("d1")).unwrap();
-    assert_eq!(
-        (a.kind, a.lifecycle),
-        (ArtifactType::ProjectData, Lifecycle::Overwritable)
-    );
+    assert_eq!((a.kind, a.lifecycle), (ArtifactType::ProjectData, Lifecycle::Overwritable));
 }
 
 #[test]
@@ -81,33 +61,24 @@ fn agent_edits_keep_revisions_and_undo_restores_byte_for_byte() {
     let mut section = block_on(db.add_section(&project.id, None, "Chapter 1", original)).unwrap();
     section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
     block_on(db.save_section(&section, Some(Origin::Agent), "edit_manuscript")).unwrap();
-    let art = block_on(db.create_artifact(
-        "s",
-        ArtifactType::Text,
-        "Notes",
-        "a\n",
-        Lifecycle::Overwritable,
-        Origin::Agent,
-    ))
-    .unwrap();
+    let art =
+        block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "a\n", Lifecycle::Overwritable, Origin::Agent))
+            .unwrap();
     block_on(db.edit_artifact("s", &art.id, &[Edit::new("a\n", "b\n")], Origin::Agent)).unwrap();
 
     // Newest first: the artifact edit, then its creation, then the section edit.
     let undone = block_on(db.undo_last(Origin::Agent)).unwrap().unwrap();
     assert_eq!(undone.reason, "edit_artifact");
     assert_eq!(block_on(db.artifact(&art.id)).unwrap().content, "a\n");
-    block_on(db.undo_last(Origin::Agent)).unwrap();
     assert_eq!(
-        block_on(db.artifact(&art.id)).unwrap_err().code(),
-        "not_found",
-        "undoing a creation removes it"
+        block_on(db.artifact_summaries("s", true)).unwrap()[0].snippet,
+        "a\n",
+        "undo restores the index entry too"
     );
     block_on(db.undo_last(Origin::Agent)).unwrap();
-    assert_eq!(
-        block_on(db.section(&section.id)).unwrap().content,
-        original,
-        "byte for byte"
-    );
+    assert_eq!(block_on(db.artifact(&art.id)).unwrap_err().code(), "not_found", "undoing a creation removes it");
+    block_on(db.undo_last(Origin::Agent)).unwrap();
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, original, "byte for byte");
     assert!(block_on(db.undo_last(Origin::Agent)).unwrap().is_none());
 }
 
@@ -123,56 +94,23 @@ fn lifecycles_are_enforced_by_the_store() {
         Origin::Agent,
     ))
     .unwrap();
-    block_on(db.edit_artifact(
-        "s",
-        "Glossary",
-        &[Edit::new("", "犬: dog\n")],
-        Origin::Agent,
-    ))
-    .unwrap();
-    assert_eq!(
-        block_on(db.artifact(&glossary.id)).unwrap().content,
-        "猫: cat\n犬: dog\n"
-    );
-    let err = block_on(db.edit_artifact(
-        "s",
-        "glossary",
-        &[Edit::new("猫: cat\n", "")],
-        Origin::Agent,
-    ))
-    .unwrap_err();
+    block_on(db.edit_artifact("s", "Glossary", &[Edit::new("", "犬: dog\n")], Origin::Agent)).unwrap();
+    assert_eq!(block_on(db.artifact(&glossary.id)).unwrap().content, "猫: cat\n犬: dog\n");
+    let err = block_on(db.edit_artifact("s", "glossary", &[Edit::new("猫: cat\n", "")], Origin::Agent)).unwrap_err();
     assert_eq!(err.code(), "lifecycle");
-    let fixed = block_on(db.create_artifact(
-        "s",
-        ArtifactType::Text,
-        "Source",
-        "quote",
-        Lifecycle::Static,
-        Origin::Agent,
-    ))
-    .unwrap();
+    let fixed =
+        block_on(db.create_artifact("s", ArtifactType::Text, "Source", "quote", Lifecycle::Static, Origin::Agent))
+            .unwrap();
     assert_eq!(
-        block_on(db.replace_artifact("s", &fixed.id, "changed", Origin::Agent))
-            .unwrap_err()
-            .code(),
+        block_on(db.replace_artifact("s", &fixed.id, "changed", Origin::Agent)).unwrap_err().code(),
         "lifecycle"
     );
-    assert_eq!(
-        block_on(db.agent_delete_artifact("s", &fixed.id))
-            .unwrap_err()
-            .code(),
-        "lifecycle"
-    );
+    assert_eq!(block_on(db.agent_delete_artifact("s", &fixed.id)).unwrap_err().code(), "lifecycle");
     block_on(db.delete_artifact(&fixed.id, Origin::User)).unwrap();
     // A failed Adit edit changes nothing.
-    let err =
-        block_on(db.edit_artifact("s", "Glossary", &[Edit::new("missing", "x")], Origin::Agent))
-            .unwrap_err();
+    let err = block_on(db.edit_artifact("s", "Glossary", &[Edit::new("missing", "x")], Origin::Agent)).unwrap_err();
     assert_eq!(err.code(), "edit_failed");
-    assert_eq!(
-        block_on(db.artifact(&glossary.id)).unwrap().content,
-        "猫: cat\n犬: dog\n"
-    );
+    assert_eq!(block_on(db.artifact(&glossary.id)).unwrap().content, "猫: cat\n犬: dog\n");
 }
 
 #[test]
@@ -182,14 +120,10 @@ fn a_full_disk_is_a_typed_error_and_writes_nothing() {
     let section = block_on(db.add_section(&project.id, None, "C1", "short")).unwrap();
     let mut big = section.clone();
     big.content = "x".repeat(2000);
-    let err =
-        block_on(db.save_section(&big, Some(Origin::Agent), "update_manuscript")).unwrap_err();
+    let err = block_on(db.save_section(&big, Some(Origin::Agent), "update_manuscript")).unwrap_err();
     assert_eq!(err.code(), "quota_exceeded");
     assert_eq!(block_on(db.section(&section.id)).unwrap().content, "short");
-    assert!(
-        block_on(db.revisions(Origin::Agent)).unwrap().is_empty(),
-        "no orphan revision"
-    );
+    assert!(block_on(db.revisions(Origin::Agent)).unwrap().is_empty(), "no orphan revision");
 }
 
 #[test]
@@ -199,19 +133,11 @@ fn manuscripts_and_plots_keep_order_and_cascade() {
     let c1 = block_on(db.add_section(&p.id, None, "One", "")).unwrap();
     let c2 = block_on(db.add_section(&p.id, None, "Two", "")).unwrap();
     block_on(db.add_section(&p.id, Some(&c1.id), "One.a", "")).unwrap();
-    let titles: Vec<String> = block_on(db.sections(&p.id))
-        .unwrap()
-        .into_iter()
-        .filter(|s| s.parent_id.is_none())
-        .map(|s| s.title)
-        .collect();
+    let titles: Vec<String> =
+        block_on(db.sections(&p.id)).unwrap().into_iter().filter(|s| s.parent_id.is_none()).map(|s| s.title).collect();
     assert_eq!(titles, ["One", "Two"]);
     block_on(db.delete_section(&c1.id, None)).unwrap();
-    let left: Vec<String> = block_on(db.sections(&p.id))
-        .unwrap()
-        .into_iter()
-        .map(|s| s.id)
-        .collect();
+    let left: Vec<String> = block_on(db.sections(&p.id)).unwrap().into_iter().map(|s| s.id).collect();
     assert_eq!(left, vec![c2.id], "the chapter went with its section");
 
     let act = PlotItem {
@@ -224,12 +150,7 @@ fn manuscripts_and_plots_keep_order_and_cascade() {
         created_at: 0.0,
         updated_at: 0.0,
     };
-    let scene = PlotItem {
-        id: "scene1".into(),
-        parent_id: Some("act1".into()),
-        title: "Scene".into(),
-        ..act.clone()
-    };
+    let scene = PlotItem { id: "scene1".into(), parent_id: Some("act1".into()), title: "Scene".into(), ..act.clone() };
     block_on(db.save_plot_item(&act, None, "add")).unwrap();
     block_on(db.save_plot_item(&scene, None, "add")).unwrap();
     block_on(db.delete_plot_item("act1", Some(Origin::Agent))).unwrap();
@@ -248,12 +169,7 @@ fn export_import_round_trip() {
     let imported = block_on(other.import_project(&exported)).unwrap();
     assert_eq!(imported, p);
     assert_eq!(block_on(other.export_project(&p.id)).unwrap(), exported);
-    assert_eq!(
-        block_on(other.import_project(&json!({"format": "x"})))
-            .unwrap_err()
-            .code(),
-        "import"
-    );
+    assert_eq!(block_on(other.import_project(&json!({"format": "x"}))).unwrap_err().code(), "import");
 }
 
 #[test]
@@ -262,24 +178,15 @@ fn memories_by_date_and_range() {
     block_on(db.add_memory("2026-01-21", "likes SF", vec!["preference".into()])).unwrap();
     block_on(db.add_memory("2026-01-20", "novel is set in 2050", vec!["project".into()])).unwrap();
     block_on(db.add_memory("2026-01-26", "chose first person", vec![])).unwrap();
-    assert_eq!(
-        block_on(db.memory_dates()).unwrap(),
-        ["2026-01-20", "2026-01-21", "2026-01-26"]
-    );
+    assert_eq!(block_on(db.memory_dates()).unwrap(), ["2026-01-20", "2026-01-21", "2026-01-26"]);
     let range = block_on(db.memories_between("2026-01-20", "2026-01-21")).unwrap();
-    assert_eq!(
-        range.iter().map(|m| m.summary.as_str()).collect::<Vec<_>>(),
-        ["novel is set in 2050", "likes SF"]
-    );
+    assert_eq!(range.iter().map(|m| m.summary.as_str()).collect::<Vec<_>>(), ["novel is set in 2050", "likes SF"]);
 }
 
 #[test]
 fn settings_round_trip() {
     let db = db();
     block_on(db.set_setting("fullThreshold", json!(800))).unwrap();
-    assert_eq!(
-        block_on(db.setting("fullThreshold")).unwrap(),
-        Some(json!(800))
-    );
+    assert_eq!(block_on(db.setting("fullThreshold")).unwrap(), Some(json!(800)));
     assert_eq!(block_on(db.setting("missing")).unwrap(), None);
 }

@@ -53,46 +53,23 @@ struct EditArgs {
     content: Option<String>,
 }
 
-async fn target_text(
-    tool: &str,
-    args: &EditArgs,
-    ctx: &ToolContext,
-) -> Result<(EditTarget, String), ToolError> {
+async fn target_text(tool: &str, args: &EditArgs, ctx: &ToolContext) -> Result<(EditTarget, String), ToolError> {
     if tool.ends_with("manuscript") {
         let section = ctx.db.section(&args.id).await?;
-        Ok((
-            EditTarget::Section {
-                id: section.id.clone(),
-                title: section.title.clone(),
-            },
-            section.content,
-        ))
+        Ok((EditTarget::Section { id: section.id.clone(), title: section.title.clone() }, section.content))
     } else {
         let artifact = ctx.db.resolve_artifact(&ctx.session_id, &args.id).await?;
         check_lifecycle(&artifact, &artifact.content).map_err(ToolError::from)?;
         if artifact.lifecycle == crate::store::Lifecycle::Static {
-            return Err(ToolError::failed(
-                "lifecycle",
-                format!("artifact {} is static (read-only)", artifact.id),
-            ));
+            return Err(ToolError::failed("lifecycle", format!("artifact {} is static (read-only)", artifact.id)));
         }
-        Ok((
-            EditTarget::Artifact {
-                id: artifact.id.clone(),
-                title: artifact.title.clone(),
-            },
-            artifact.content,
-        ))
+        Ok((EditTarget::Artifact { id: artifact.id.clone(), title: artifact.title.clone() }, artifact.content))
     }
 }
 
 /// Unified diff with three lines of context.
 pub fn unified_diff(before: &str, after: &str, name: &str) -> String {
-    TextDiff::from_lines(before, after)
-        .unified_diff()
-        .context_radius(3)
-        .header(name, name)
-        .to_string()
+    TextDiff::from_lines(before, after).unified_diff().context_radius(3).header(name, name).to_string()
 }
 
 /// Works out an edit tool call (`edit_*` or `update_*`) without writing.
@@ -100,36 +77,32 @@ pub async fn plan(tool: &str, args: &Value, ctx: &ToolContext) -> Result<EditPla
     let parsed: EditArgs = parse_args(tool, args)?;
     let (target, before) = target_text(tool, &parsed, ctx).await?;
     let (path, edits, after) = if tool.starts_with("update_") {
-        let content = parsed
-            .content
-            .clone()
-            .ok_or_else(|| ToolError::InvalidArguments {
-                tool: tool.into(),
-                message: "`content` (the full new text) is required".into(),
-            })?;
+        let content = parsed.content.clone().ok_or_else(|| ToolError::InvalidArguments {
+            tool: tool.into(),
+            message: "`content` (the full new text) is required".into(),
+        })?;
         ("replace".to_owned(), Vec::new(), content)
     } else {
-        let (path, edits) = match (&parsed.edits, &parsed.search_replace, &parsed.instruction) {
-            (Some(edits), _, _) if !edits.is_empty() => ("edits".to_owned(), edits.clone()),
-            (_, Some(blocks), _) => {
-                ("search_replace".to_owned(), parse_search_replace(blocks).map_err(|e| ToolError::failed(e.code(), e.to_string()))?)
-            }
-            (_, _, Some(instruction)) => ask_editor(&before, instruction, ctx).await?,
-            _ => {
-                return Err(ToolError::InvalidArguments {
+        let (path, edits) =
+            match (&parsed.edits, &parsed.search_replace, &parsed.instruction) {
+                (Some(edits), _, _) if !edits.is_empty() => ("edits".to_owned(), edits.clone()),
+                (_, Some(blocks), _) => (
+                    "search_replace".to_owned(),
+                    parse_search_replace(blocks).map_err(|e| ToolError::failed(e.code(), e.to_string()))?,
+                ),
+                (_, _, Some(instruction)) => ask_editor(&before, instruction, ctx).await?,
+                _ => return Err(ToolError::InvalidArguments {
                     tool: tool.into(),
-                    message: "give `edits` ([{search, replace}]), `search_replace` (SEARCH/REPLACE blocks) or `instruction`".into(),
-                })
-            }
-        };
+                    message:
+                        "give `edits` ([{search, replace}]), `search_replace` (SEARCH/REPLACE blocks) or `instruction`"
+                            .into(),
+                }),
+            };
         if edits.is_empty() {
             return Err(ToolError::failed("parse", "no edit was given"));
         }
         let applied = adit::apply_edits(&before, &edits).map_err(|e| {
-            ToolError::failed(
-                e.code(),
-                format!("{e}. Nothing was changed; fix this edit and call the tool again."),
-            )
+            ToolError::failed(e.code(), format!("{e}. Nothing was changed; fix this edit and call the tool again."))
         })?;
         (path, edits, applied.text)
     };
@@ -137,24 +110,13 @@ pub async fn plan(tool: &str, args: &Value, ctx: &ToolContext) -> Result<EditPla
         EditTarget::Section { title, .. } | EditTarget::Artifact { title, .. } => title.clone(),
     };
     let diff = unified_diff(&before, &after, &name);
-    Ok(EditPlan {
-        target,
-        before,
-        after,
-        path,
-        edits,
-        diff,
-    })
+    Ok(EditPlan { target, before, after, path, edits, diff })
 }
 
 /// Asks the editor model for edits implementing `instruction`: structured
 /// output first; SEARCH/REPLACE blocks when the upstream refuses the schema
 /// or answers something that is not valid edits JSON.
-async fn ask_editor(
-    document: &str,
-    instruction: &str,
-    ctx: &ToolContext,
-) -> Result<(String, Vec<Edit>), ToolError> {
+async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Result<(String, Vec<Edit>), ToolError> {
     let base = vec![
         Message::system(
             "You edit a document by exact search/replace pairs. Each search must copy the document's text exactly, \
@@ -184,15 +146,10 @@ async fn ask_editor(
     ));
     let outcome = ctx
         .editor
-        .chat(
-            ChatRequest::new(ctx.editor_model.clone(), messages),
-            &mut |_| {},
-            &ctx.cancel,
-        )
+        .chat(ChatRequest::new(ctx.editor_model.clone(), messages), &mut |_| {}, &ctx.cancel)
         .await
         .map_err(failed)?;
-    let edits = parse_search_replace(outcome.message.text())
-        .map_err(|e| ToolError::failed(e.code(), e.to_string()))?;
+    let edits = parse_search_replace(outcome.message.text()).map_err(|e| ToolError::failed(e.code(), e.to_string()))?;
     Ok(("instruction/search_replace".into(), edits))
 }
 
@@ -205,9 +162,7 @@ impl EditPlan {
                 let mut section = ctx.db.section(id).await?;
                 section.content = self.rebase(&section.content)?;
                 section.updated_at = crate::platform::now_ms();
-                ctx.db
-                    .save_section(&section, Some(Origin::Agent), reason)
-                    .await?;
+                ctx.db.save_section(&section, Some(Origin::Agent), reason).await?;
                 Ok(format!(
                     "Updated \"{}\" ({} characters, via {}).",
                     section.title,
@@ -221,13 +176,8 @@ impl EditPlan {
                 check_lifecycle(&artifact, &text)?;
                 artifact.content = text;
                 artifact.updated_at = crate::platform::now_ms();
-                ctx.db
-                    .save_artifact(&artifact, Some(Origin::Agent), reason)
-                    .await?;
-                Ok(format!(
-                    "Updated artifact \"{}\" (via {}).",
-                    artifact.title, self.path
-                ))
+                ctx.db.save_artifact(&artifact, Some(Origin::Agent), reason).await?;
+                Ok(format!("Updated artifact \"{}\" (via {}).", artifact.title, self.path))
             }
         }
     }
@@ -237,20 +187,13 @@ impl EditPlan {
             return Ok(self.after.clone());
         }
         if self.edits.is_empty() {
-            return Err(ToolError::failed(
-                "conflict",
-                "the text changed since the review; nothing was written",
-            ));
+            return Err(ToolError::failed("conflict", "the text changed since the review; nothing was written"));
         }
-        adit::apply_edits(current, &self.edits)
-            .map(|a| a.text)
-            .map_err(|e| {
-                ToolError::failed(
-                    "conflict",
-                    format!(
-                        "the text changed since the review and the edit no longer applies: {e}"
-                    ),
-                )
-            })
+        adit::apply_edits(current, &self.edits).map(|a| a.text).map_err(|e| {
+            ToolError::failed(
+                "conflict",
+                format!("the text changed since the review and the edit no longer applies: {e}"),
+            )
+        })
     }
 }

@@ -78,10 +78,7 @@ pub enum ToolError {
 
 impl ToolError {
     pub fn failed(code: &str, message: impl Into<String>) -> ToolError {
-        ToolError::Failed {
-            code: code.to_owned(),
-            message: message.into(),
-        }
+        ToolError::Failed { code: code.to_owned(), message: message.into() }
     }
 
     /// Stable machine-readable code.
@@ -101,15 +98,9 @@ impl From<crate::store::StoreError> for ToolError {
 
 /// Reads a tool's arguments into `T`, or explains what is wrong.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
-    let args = if args.is_null() {
-        Value::Object(Default::default())
-    } else {
-        args.clone()
-    };
-    serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments {
-        tool: tool.to_owned(),
-        message: e.to_string(),
-    })
+    let args = if args.is_null() { Value::Object(Default::default()) } else { args.clone() };
+    serde_json::from_value(args)
+        .map_err(|e| ToolError::InvalidArguments { tool: tool.to_owned(), message: e.to_string() })
 }
 
 /// What a tool returns: the text for the model and, for persisting tools,
@@ -123,10 +114,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn text(content: impl Into<String>) -> ToolOutput {
-        ToolOutput {
-            content: content.into(),
-            artifact_title: None,
-        }
+        ToolOutput { content: content.into(), artifact_title: None }
     }
 
     pub fn json<T: Serialize>(value: &T) -> ToolOutput {
@@ -196,11 +184,7 @@ impl ToolRegistry {
 
     /// Specs of the named tools (unknown names are skipped).
     pub fn specs(&self, names: &[&str]) -> Vec<ToolSpec> {
-        names
-            .iter()
-            .filter_map(|n| self.get(n))
-            .map(|t| t.spec())
-            .collect()
+        names.iter().filter_map(|n| self.get(n)).map(|t| t.spec()).collect()
     }
 }
 
@@ -255,13 +239,7 @@ pub const EDITORIAL_TOOLS: &[&str] = &[
 ];
 
 /// Tools whose calls never become artifacts, nor heavy history.
-pub const NON_PERSISTING: &[&str] = &[
-    "current_time",
-    "report_progress",
-    "record_thought",
-    "plan_task",
-    "respond",
-];
+pub const NON_PERSISTING: &[&str] = &["current_time", "report_progress", "record_thought", "plan_task", "respond"];
 
 #[cfg(test)]
 mod tests;

@@ -43,11 +43,7 @@ struct SectionArgs {
 /// "Chapter 3: Title" for top-level sections, "Section: Title" otherwise.
 async fn section_label(ctx: &ToolContext, project_id: &str, id: &str, title: &str) -> String {
     let sections = ctx.db.sections(project_id).await.unwrap_or_default();
-    match sections
-        .iter()
-        .filter(|s| s.parent_id.is_none())
-        .position(|s| s.id == id)
-    {
+    match sections.iter().filter(|s| s.parent_id.is_none()).position(|s| s.id == id) {
         Some(i) => format!("Chapter {}: {title}", i + 1),
         None => format!("Section: {title}"),
     }

@@ -26,21 +26,10 @@ fn every_tool_has_an_object_schema_and_sensible_defaults() {
     assert!(registry.all().len() >= 25);
     for tool in registry.all() {
         let spec = tool.spec();
-        assert_eq!(
-            spec.function.parameters["type"], "object",
-            "{}",
-            spec.function.name
-        );
+        assert_eq!(spec.function.parameters["type"], "object", "{}", spec.function.name);
         assert!(!spec.function.description.is_empty());
-        let destructive = ["edit_", "update_", "delete_", "move_"]
-            .iter()
-            .any(|p| spec.function.name.starts_with(p));
-        assert_eq!(
-            tool.needs_approval_by_default(),
-            destructive,
-            "{}",
-            spec.function.name
-        );
+        let destructive = ["edit_", "update_", "delete_", "move_"].iter().any(|p| spec.function.name.starts_with(p));
+        assert_eq!(tool.needs_approval_by_default(), destructive, "{}", spec.function.name);
         if destructive {
             assert!(!tool.read_only());
         }
@@ -68,13 +57,7 @@ fn bad_arguments_are_errors_for_the_model_not_crashes() {
         let err = block_on(registry.get(name).unwrap().call(&args, &ctx)).unwrap_err();
         assert_eq!(err.code(), "invalid_arguments", "{name}: {err}");
     }
-    let err = block_on(
-        registry
-            .get("get_manuscript")
-            .unwrap()
-            .call(&json!({"section_id": "nope"}), &ctx),
-    )
-    .unwrap_err();
+    let err = block_on(registry.get("get_manuscript").unwrap().call(&json!({"section_id": "nope"}), &ctx)).unwrap_err();
     assert_eq!(err.code(), "not_found");
 }
 
@@ -83,46 +66,26 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     // The upstream refuses response_format: the editor falls back to SEARCH/REPLACE blocks.
     let model = ScriptedModel::new([
         Step::Fail(LlmError::StructuredOutputRefused("no json_schema".into())),
-        Step::Reply(ChatOutcome::text(
-            "<<<<<<< SEARCH\n名前はまだ無い。\n=======\n名前はタマ。\n>>>>>>> REPLACE\n",
-        )),
+        Step::Reply(ChatOutcome::text("<<<<<<< SEARCH\n名前はまだ無い。\n=======\n名前はタマ。\n>>>>>>> REPLACE\n")),
     ]);
     let ctx = context(model);
     let p = block_on(ctx.db.create_project("P", "")).unwrap();
-    let s = block_on(
-        ctx.db
-            .add_section(&p.id, None, "一", "\u{3000}名前はまだ無い。\n"),
-    )
-    .unwrap();
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        &json!({"section_id": s.id, "instruction": "name the cat Tama"}),
-        &ctx,
-    ))
-    .unwrap();
+    let s = block_on(ctx.db.add_section(&p.id, None, "一", "\u{3000}名前はまだ無い。\n")).unwrap();
+    let plan =
+        block_on(edit::plan("edit_manuscript", &json!({"section_id": s.id, "instruction": "name the cat Tama"}), &ctx))
+            .unwrap();
     assert_eq!(plan.path, "instruction/search_replace");
     assert_eq!(plan.after, "\u{3000}名前はタマ。\n");
     assert!(plan.diff.contains("+\u{3000}名前はタマ。"));
     block_on(plan.apply(&ctx, "edit_manuscript")).unwrap();
-    assert_eq!(
-        block_on(ctx.db.section(&s.id)).unwrap().content,
-        "\u{3000}名前はタマ。\n"
-    );
+    assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "\u{3000}名前はタマ。\n");
 
     // A model that honours the schema takes the structured path.
-    let model = ScriptedModel::new([Step::Reply(ChatOutcome::text(
-        r#"{"edits":[{"search":"タマ","replace":"ミケ"}]}"#,
-    ))]);
-    let ctx2 = ToolContext {
-        editor: Rc::new(model),
-        ..ctx.clone()
-    };
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        &json!({"section_id": s.id, "instruction": "rename"}),
-        &ctx2,
-    ))
-    .unwrap();
+    let model =
+        ScriptedModel::new([Step::Reply(ChatOutcome::text(r#"{"edits":[{"search":"タマ","replace":"ミケ"}]}"#))]);
+    let ctx2 = ToolContext { editor: Rc::new(model), ..ctx.clone() };
+    let plan =
+        block_on(edit::plan("edit_manuscript", &json!({"section_id": s.id, "instruction": "rename"}), &ctx2)).unwrap();
     assert_eq!(plan.path, "instruction/structured");
 }
 
@@ -140,11 +103,7 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     s.content = "a\nb\nc\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
     block_on(plan.apply(&ctx, "edit_manuscript")).unwrap();
-    assert_eq!(
-        block_on(ctx.db.section(&s.id)).unwrap().content,
-        "a\nB\nc\n",
-        "the same edit applied to the new text"
-    );
+    assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "a\nB\nc\n", "the same edit applied to the new text");
     let stale = block_on(edit::plan(
         "edit_manuscript",
         &json!({"section_id": s.id, "edits": [{"search": "c\n", "replace": "C\n"}]}),
@@ -153,52 +112,33 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     .unwrap();
     s.content = "rewritten\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
-    assert_eq!(
-        block_on(stale.apply(&ctx, "edit_manuscript"))
-            .unwrap_err()
-            .code(),
-        "conflict"
-    );
-    assert_eq!(
-        block_on(ctx.db.section(&s.id)).unwrap().content,
-        "rewritten\n"
-    );
+    assert_eq!(block_on(stale.apply(&ctx, "edit_manuscript")).unwrap_err().code(), "conflict");
+    assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "rewritten\n");
 }
 
 #[test]
 fn artifact_tools_resolve_titles_and_respect_lifecycles() {
     let registry = ToolRegistry::standard();
     let ctx = context(ScriptedModel::default());
-    block_on(registry.get("create_artifact").unwrap().call(
-        &json!({"title": "Glossary", "content": "a\n", "lifecycle": "append_only"}),
-        &ctx,
-    ))
-    .unwrap();
-    let got = block_on(
+    block_on(
         registry
-            .get("get_artifact")
+            .get("create_artifact")
             .unwrap()
-            .call(&json!({"id": "glossary"}), &ctx),
+            .call(&json!({"title": "Glossary", "content": "a\n", "lifecycle": "append_only"}), &ctx),
     )
     .unwrap();
+    let got = block_on(registry.get("get_artifact").unwrap().call(&json!({"id": "glossary"}), &ctx)).unwrap();
     assert!(got.content.contains("# Glossary"));
-    let err = block_on(
-        registry
-            .get("update_artifact")
-            .unwrap()
-            .call(&json!({"id": "Glossary", "content": "b\n"}), &ctx),
-    )
-    .unwrap_err();
+    let err =
+        block_on(registry.get("update_artifact").unwrap().call(&json!({"id": "Glossary", "content": "b\n"}), &ctx))
+            .unwrap_err();
     assert_eq!(err.code(), "lifecycle");
-    block_on(registry.get("edit_artifact").unwrap().call(
-        &json!({"id": "Glossary", "edits": [{"search": "", "replace": "b\n"}]}),
-        &ctx,
-    ))
-    .unwrap();
-    assert_eq!(
-        block_on(ctx.db.resolve_artifact("s", "Glossary"))
+    block_on(
+        registry
+            .get("edit_artifact")
             .unwrap()
-            .content,
-        "a\nb\n"
-    );
+            .call(&json!({"id": "Glossary", "edits": [{"search": "", "replace": "b\n"}]}), &ctx),
+    )
+    .unwrap();
+    assert_eq!(block_on(ctx.db.resolve_artifact("s", "Glossary")).unwrap().content, "a\nb\n");
 }

@@ -11,13 +11,7 @@ use super::{parse_args, Tool, ToolOutput};
 use crate::platform;
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
-    vec![
-        Rc::new(CurrentTime),
-        Rc::new(ReportProgress),
-        Rc::new(RecordThought),
-        Rc::new(PlanTask),
-        Rc::new(Respond),
-    ]
+    vec![Rc::new(CurrentTime), Rc::new(ReportProgress), Rc::new(RecordThought), Rc::new(PlanTask), Rc::new(Respond)]
 }
 
 /// Civil date and time from milliseconds since the epoch (proleptic Gregorian).
@@ -36,15 +30,7 @@ fn civil(ms: f64) -> (i64, u32, u32, u32, u32, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     let weekday = (days + 4).rem_euclid(7) as u32; // 1970-01-01 was a Thursday
-    (
-        y,
-        m,
-        d,
-        (rem / 3600) as u32,
-        ((rem % 3600) / 60) as u32,
-        (rem % 60) as u32,
-        weekday,
-    )
+    (y, m, d, (rem / 3600) as u32, ((rem % 3600) / 60) as u32, (rem % 60) as u32, weekday)
 }
 
 /// ISO 8601 (UTC) and a readable local form.
@@ -52,15 +38,7 @@ pub fn describe_time(ms: f64, offset_minutes: i32) -> (String, String) {
     let (y, m, d, h, mi, s, _) = civil(ms);
     let iso = format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z");
     let (ly, lm, ld, lh, lmi, _, wd) = civil(ms + f64::from(offset_minutes) * 60_000.0);
-    const DAYS: [&str; 7] = [
-        "Sunday",
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-    ];
+    const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
     const MONTHS: [&str; 12] = [
         "January",
         "February",

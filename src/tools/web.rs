@@ -47,13 +47,7 @@ pub struct ScriptedWeb {
 impl WebTools for ScriptedWeb {
     async fn search(&self, query: &str, max_results: u32) -> Result<Vec<SearchResult>, ToolError> {
         self.queries.borrow_mut().push(query.to_owned());
-        Ok(self
-            .results
-            .borrow()
-            .iter()
-            .take(max_results as usize)
-            .cloned()
-            .collect())
+        Ok(self.results.borrow().iter().take(max_results as usize).cloned().collect())
     }
 
     async fn open_url(&self, url: &str) -> Result<WebPage, ToolError> {

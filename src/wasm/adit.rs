@@ -58,10 +58,7 @@ export interface EditsResponseFormat {
 "#;
 
 fn edits_from(value: JsValue) -> Result<Vec<Edit>, JsValue> {
-    from_js(
-        "edits must be an array of { search: string; replace: string }",
-        value,
-    )
+    from_js("edits must be an array of { search: string; replace: string }", value)
 }
 
 /// Applies `edits` to `text` in order, atomically, and returns the new text.
@@ -75,9 +72,7 @@ pub fn apply_edits(
     #[wasm_bindgen(unchecked_param_type = "Edit[]")] edits: JsValue,
 ) -> Result<String, JsValue> {
     let edits = edits_from(edits)?;
-    adit::apply_edits(text, &edits)
-        .map(|a| a.text)
-        .map_err(error::adit)
+    adit::apply_edits(text, &edits).map(|a| a.text).map_err(error::adit)
 }
 
 /// Like `applyEdits`, and reports which ladder level located each edit.
@@ -102,9 +97,7 @@ pub fn apply_edits_with_report(
 /// ```
 #[wasm_bindgen(js_name = applySearchReplace)]
 pub fn apply_search_replace(text: &str, llm_output: &str) -> Result<String, JsValue> {
-    adit::apply_search_replace(text, llm_output)
-        .map(|a| a.text)
-        .map_err(error::adit)
+    adit::apply_search_replace(text, llm_output).map(|a| a.text).map_err(error::adit)
 }
 
 /// Parses the SEARCH/REPLACE blocks of an LLM reply into edits.

@@ -18,10 +18,7 @@ impl GraphBench {
     /// Builds the workload graph for `turns` tool rounds.
     #[wasm_bindgen(constructor)]
     pub fn new(turns: u32) -> GraphBench {
-        GraphBench {
-            graph: workload::build(turns),
-            turns,
-        }
+        GraphBench { graph: workload::build(turns), turns }
     }
 
     /// Runs `runs` runs; returns the final message count (must be 22).
@@ -30,5 +27,63 @@ impl GraphBench {
             .await
             .map(|n| n as u32)
             .map_err(|e| JsValue::from(js_sys::Error::new(&e)))
+    }
+}
+
+/// The "store" workload on our IndexedDB backend (a database of its own).
+#[wasm_bindgen]
+pub struct StoreBench {
+    backend: crate::store::IdbBackend,
+}
+
+#[wasm_bindgen]
+impl StoreBench {
+    /// Deletes `name` if it exists and opens it fresh at the current schema.
+    pub async fn open(name: String) -> Result<StoreBench, JsValue> {
+        let _ = crate::store::IdbBackend::delete(&name).await;
+        let backend = crate::store::IdbBackend::open(&name)
+            .await
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+        Ok(StoreBench { backend })
+    }
+
+    /// Puts every record in one transaction.
+    #[wasm_bindgen(js_name = bulkPut)]
+    pub async fn bulk_put(&self, records: js_sys::Array) -> Result<(), JsValue> {
+        let records: Vec<JsValue> = records.to_vec();
+        self.backend
+            .put_js(crate::store::stores::ARTIFACTS, &records)
+            .await
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    }
+
+    /// Puts one record in its own transaction.
+    pub async fn put(&self, record: JsValue) -> Result<(), JsValue> {
+        self.backend
+            .put_js(crate::store::stores::ARTIFACTS, &[record])
+            .await
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    }
+
+    /// The snippet index of the session's active artifacts.
+    #[wasm_bindgen(js_name = snippetIndex)]
+    pub async fn snippet_index(&self, session: String, chars: u32) -> Result<String, JsValue> {
+        self.backend
+            .active_snippet_index(&session, chars as usize)
+            .await
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    }
+
+    /// Records in the artifacts store.
+    pub async fn count(&self) -> Result<u32, JsValue> {
+        self.backend
+            .count(crate::store::stores::ARTIFACTS)
+            .await
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    }
+
+    /// Closes the connection.
+    pub fn close(&self) {
+        self.backend.close();
     }
 }

@@ -35,20 +35,11 @@ pub(crate) fn adit(e: AditError) -> JsValue {
         AditError::Ambiguous { lines, level, .. } => {
             let list: js_sys::Array = lines.iter().map(|l| JsValue::from(*l as u32)).collect();
             set(&err, "lines", &list);
-            set(
-                &err,
-                "level",
-                &super::convert::to_js(level).unwrap_or(JsValue::NULL),
-            );
+            set(&err, "level", &super::convert::to_js(level).unwrap_or(JsValue::NULL));
         }
-        AditError::NoMatch { closest, .. } => set(
-            &err,
-            "closest",
-            &closest
-                .as_ref()
-                .and_then(|c| super::convert::to_js(c).ok())
-                .unwrap_or(JsValue::NULL),
-        ),
+        AditError::NoMatch { closest, .. } => {
+            set(&err, "closest", &closest.as_ref().and_then(|c| super::convert::to_js(c).ok()).unwrap_or(JsValue::NULL))
+        }
     }
     err.unchecked_into()
 }

@@ -16,12 +16,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn new(program: impl AsRef<OsStr>) -> Cmd {
-        Cmd {
-            program: program.as_ref().to_owned(),
-            args: Vec::new(),
-            dir: None,
-            env: Vec::new(),
-        }
+        Cmd { program: program.as_ref().to_owned(), args: Vec::new(), dir: None, env: Vec::new() }
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Cmd {
@@ -34,8 +29,7 @@ impl Cmd {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        self.args
-            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self.args.extend(args.into_iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
@@ -45,8 +39,7 @@ impl Cmd {
     }
 
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Cmd {
-        self.env
-            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self.env.push((key.as_ref().to_owned(), value.as_ref().to_owned()));
         self
     }
 
@@ -74,10 +67,7 @@ impl Cmd {
 /// Runs `cmd` with inherited output; a non-zero exit is an error.
 pub fn run(cmd: Cmd) -> Result {
     eprintln!("$ {}", cmd.display());
-    let status = cmd
-        .command()
-        .status()
-        .map_err(|e| format!("cannot start `{}`: {e}", cmd.display()))?;
+    let status = cmd.command().status().map_err(|e| format!("cannot start `{}`: {e}", cmd.display()))?;
     if status.success() {
         Ok(())
     } else {
@@ -88,7 +78,5 @@ pub fn run(cmd: Cmd) -> Result {
 /// Runs `cmd` quietly and returns its stdout, or `None` if it cannot run or fails.
 pub fn output(cmd: Cmd) -> Option<String> {
     let out = cmd.command().stderr(Stdio::null()).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }

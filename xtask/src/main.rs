@@ -45,10 +45,7 @@ fn main() -> ExitCode {
 
 /// The workspace root (the parent of `xtask/`).
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the workspace")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 fn section(title: &str) {
@@ -64,23 +61,16 @@ fn test() -> Result {
 
     section("layer 1b: the official openai Python SDK against the proxy");
     let python = tools::python_env(&root)?;
-    run(Cmd::new("cargo")
-        .args(["build", "--package", "atelier-proxy"])
-        .dir(&root))?;
-    run(Cmd::new(&python)
-        .args(["-m", "pytest", "-q", "tests/python"])
-        .dir(&root))?;
+    run(Cmd::new("cargo").args(["build", "--package", "atelier-proxy"]).dir(&root))?;
+    run(Cmd::new(&python).args(["-m", "pytest", "-q", "tests/python"]).dir(&root))?;
 
     section("layer 2: browser tests (wasm-pack test, headless Chromium)");
     // The storage tests load Dexie (the npm package) for the interop check.
     tools::npm_ci(&root.join("www"))?;
     let support = root.join("target/test-support");
     std::fs::create_dir_all(&support).map_err(|e| e.to_string())?;
-    std::fs::copy(
-        root.join("www/node_modules/dexie/dist/dexie.mjs"),
-        support.join("dexie.js"),
-    )
-    .map_err(|e| format!("cannot copy dexie for the browser tests: {e}"))?;
+    std::fs::copy(root.join("www/node_modules/dexie/dist/dexie.mjs"), support.join("dexie.js"))
+        .map_err(|e| format!("cannot copy dexie for the browser tests: {e}"))?;
     // The proxy-client tests talk to the real proxy and a scripted upstream.
     let fake = services::fake_upstream(&root)?;
     let proxy = services::proxy(&root, fake.port, &[("ATELIER_ALLOWED_ORIGINS", "*".into())])?;
@@ -90,25 +80,15 @@ fn test() -> Result {
     run(wasm_test
         .dir(&root)
         .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
-        .env(
-            "ATELIER_TEST_PROXY",
-            format!("http://127.0.0.1:{}/api", proxy.port),
-        )
-        .env(
-            "ATELIER_TEST_FAKE",
-            format!("http://127.0.0.1:{}", fake.port),
-        ))?;
+        .env("ATELIER_TEST_PROXY", format!("http://127.0.0.1:{}/api", proxy.port))
+        .env("ATELIER_TEST_FAKE", format!("http://127.0.0.1:{}", fake.port)))?;
     drop((proxy, fake));
 
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
     let tsc = root.join("www/node_modules/.bin/tsc");
-    run(Cmd::new(&tsc)
-        .args(["--project", "tests/ts-consumer/tsconfig.json"])
-        .dir(&root))?;
-    run(Cmd::new(&tsc)
-        .args(["--project", "www/tsconfig.json"])
-        .dir(&root))?;
+    run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
+    run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
 
     section("layer 4: the JS API in Chromium, bundled by Vite and as a plain module");
     run(Cmd::new("node").args(["tests/e2e/run.mjs"]).dir(&root))?;
@@ -126,10 +106,7 @@ fn browser_test_targets(root: &Path) -> Result<Vec<String>> {
         .filter(|name| name.starts_with("web_"))
         .collect();
     names.sort();
-    Ok(names
-        .into_iter()
-        .flat_map(|n| ["--test".to_owned(), n])
-        .collect())
+    Ok(names.into_iter().flat_map(|n| ["--test".to_owned(), n]).collect())
 }
 
 /// Builds every output of the wasm-pack.toml matrix and the demo app.
@@ -153,14 +130,7 @@ fn demo() -> Result {
         "To chat with a real model, set an OpenAI-compatible upstream first, e.g.\n  ATELIER_UPSTREAM_URL=https://api.openai.com/v1 ATELIER_UPSTREAM_KEY=sk-... cargo xtask demo\n  ATELIER_UPSTREAM_URL=http://127.0.0.1:11434/v1 cargo xtask demo   # local Ollama"
     );
     run(Cmd::new("cargo")
-        .args([
-            "run",
-            "--release",
-            "--package",
-            "atelier-proxy",
-            "--",
-            "--static-dir",
-        ])
+        .args(["run", "--release", "--package", "atelier-proxy", "--", "--static-dir"])
         .arg(root.join("www/dist"))
         .dir(&root))
 }
@@ -170,9 +140,7 @@ fn bench() -> Result {
     let root = root();
     browser_bench(&root)?;
     section("Adit benchmarks (criterion)");
-    run(Cmd::new("cargo")
-        .args(["bench", "--bench", "adit"])
-        .dir(&root))
+    run(Cmd::new("cargo").args(["bench", "--bench", "adit"]).dir(&root))
 }
 
 /// The shared browser harness (LangGraph.js, Dexie, raw IndexedDB) with our
@@ -185,11 +153,8 @@ fn browser_bench(root: &Path) -> Result {
     let extra = root.join("target/bench-extra");
     let _ = std::fs::remove_dir_all(&extra);
     copy_dir(pkg, &extra)?;
-    std::fs::copy(
-        root.join("benches/browser/atelier-bench.mjs"),
-        extra.join("atelier-bench.mjs"),
-    )
-    .map_err(|e| e.to_string())?;
+    std::fs::copy(root.join("benches/browser/atelier-bench.mjs"), extra.join("atelier-bench.mjs"))
+        .map_err(|e| e.to_string())?;
     // shared/ may be read-only: run the harness from a copy.
     let shared = root.join("../shared/bench");
     let harness = root.join("target/shared-bench");
@@ -203,11 +168,7 @@ fn browser_bench(root: &Path) -> Result {
         .arg("run.mjs")
         .arg("--extra")
         .arg(extra.join("atelier-bench.mjs"))
-        .args(
-            std::env::var("BENCH_ARGS")
-                .unwrap_or_default()
-                .split_whitespace(),
-        )
+        .args(std::env::var("BENCH_ARGS").unwrap_or_default().split_whitespace())
         .current_dir(&harness)
         .stdout(out)
         .status()
@@ -240,22 +201,13 @@ fn copy_dir(from: &Path, to: &Path) -> Result {
 }
 
 fn fuzz(seconds: Option<&str>) -> Result {
-    let seconds: u64 = seconds
-        .unwrap_or("60")
-        .parse()
-        .map_err(|_| "fuzz takes a number of seconds")?;
+    let seconds: u64 = seconds.unwrap_or("60").parse().map_err(|_| "fuzz takes a number of seconds")?;
     let root = root();
     tools::ensure_cargo_fuzz()?;
     for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json"] {
         section(&format!("fuzzing {target} for {seconds} s"));
         run(Cmd::new("cargo")
-            .args([
-                "fuzz",
-                "run",
-                target,
-                "--",
-                &format!("-max_total_time={seconds}"),
-            ])
+            .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")])
             .dir(root.join("fuzz"))
             // cargo-fuzz needs nightly flags; the machine has only stable Rust.
             .env("RUSTC_BOOTSTRAP", "1"))?;

@@ -51,8 +51,8 @@ pub enum What {
 }
 
 fn read_matrix(root: &Path) -> Result<Matrix> {
-    let text = std::fs::read_to_string(root.join("wasm-pack.toml"))
-        .map_err(|e| format!("cannot read wasm-pack.toml: {e}"))?;
+    let text =
+        std::fs::read_to_string(root.join("wasm-pack.toml")).map_err(|e| format!("cannot read wasm-pack.toml: {e}"))?;
     toml::from_str(&text).map_err(|e| format!("wasm-pack.toml: {e}"))
 }
 
@@ -62,12 +62,7 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
     let mut outs = Vec::new();
     for entry in matrix.build.iter().filter(|e| e.what == what) {
         let mut cmd = Cmd::new("wasm-pack").args(["build", "--no-opt", "--target", &entry.target]);
-        cmd = cmd.args([
-            "--out-dir",
-            &entry.out_dir,
-            "--out-name",
-            &matrix.package.out_name,
-        ]);
+        cmd = cmd.args(["--out-dir", &entry.out_dir, "--out-name", &matrix.package.out_name]);
         cmd = cmd.arg(if entry.release { "--release" } else { "--dev" });
         if !entry.features.is_empty() {
             cmd = cmd.args(["--", "--features", &entry.features.join(",")]);
@@ -92,10 +87,8 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
 
 fn write_npm_fields(out: &Path, config: &PackageConfig) -> Result {
     let path = out.join("package.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut pkg: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut pkg: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     let base = &config.out_name;
     let fields = serde_json::json!({
         "name": config.npm_name,

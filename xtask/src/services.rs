@@ -25,10 +25,7 @@ impl Drop for Service {
 
 fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    listener
-        .local_addr()
-        .map(|a| a.port())
-        .map_err(|e| e.to_string())
+    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
 /// Starts the fake upstream; it reports its port on its first line.
@@ -40,18 +37,12 @@ pub fn fake_upstream(root: &Path) -> Result<Service> {
         .spawn()
         .map_err(|e| format!("cannot start the fake upstream: {e}"))?;
     let mut line = String::new();
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or("the fake upstream has no stdout")?;
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
+    let stdout = child.stdout.take().ok_or("the fake upstream has no stdout")?;
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
     let port = serde_json::from_str::<serde_json::Value>(&line)
         .ok()
         .and_then(|v| v["port"].as_u64())
-        .ok_or_else(|| format!("the fake upstream did not report its port: {line:?}"))?
-        as u16;
+        .ok_or_else(|| format!("the fake upstream did not report its port: {line:?}"))? as u16;
     Ok(Service { child, port })
 }
 
@@ -61,14 +52,8 @@ pub fn proxy(root: &Path, upstream_port: u16, env: &[(&str, String)]) -> Result<
     let binary = root.join("target/debug/atelier-proxy");
     let mut cmd = Command::new(&binary);
     cmd.env("ATELIER_BIND", format!("127.0.0.1:{port}"))
-        .env(
-            "ATELIER_UPSTREAM_URL",
-            format!("http://127.0.0.1:{upstream_port}/v1"),
-        )
-        .env(
-            "ATELIER_SEARCH_URL",
-            format!("http://127.0.0.1:{upstream_port}/search"),
-        )
+        .env("ATELIER_UPSTREAM_URL", format!("http://127.0.0.1:{upstream_port}/v1"))
+        .env("ATELIER_SEARCH_URL", format!("http://127.0.0.1:{upstream_port}/search"))
         .env("ATELIER_AUTODETECT", "false")
         .env("ATELIER_RATE_LIMIT", "0")
         .stdout(Stdio::null())
@@ -76,9 +61,7 @@ pub fn proxy(root: &Path, upstream_port: u16, env: &[(&str, String)]) -> Result<
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
     let service = Service { child, port };
     let deadline = Instant::now() + Duration::from_secs(20);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -23,18 +23,12 @@ pub fn ensure_all() -> Result<Tools> {
     let wanted = wasm_bindgen_version()?;
     ensure_cargo_tool("wasm-bindgen", "wasm-bindgen-cli", Some(&wanted))?;
     ensure_cargo_tool("wasm-pack", "wasm-pack", None)?;
-    Ok(Tools {
-        chromedriver: PathBuf::from(CHROMEDRIVER),
-    })
+    Ok(Tools { chromedriver: PathBuf::from(CHROMEDRIVER) })
 }
 
 fn ensure_wasm_target() -> Result {
-    let installed =
-        output(Cmd::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
-    if installed
-        .lines()
-        .any(|l| l.trim() == "wasm32-unknown-unknown")
-    {
+    let installed = output(Cmd::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
         return Ok(());
     }
     run(Cmd::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
@@ -45,28 +39,17 @@ fn is_root() -> bool {
 }
 
 fn have(program: &str) -> bool {
-    output(Cmd::new("sh").args(["-c", &format!("command -v {program}")]))
-        .is_some_and(|p| !p.is_empty())
+    output(Cmd::new("sh").args(["-c", &format!("command -v {program}")])).is_some_and(|p| !p.is_empty())
 }
 
 /// Debian packages: (package, file it provides).
-const APT: &[(&str, &str)] = &[
-    ("chromium", CHROMIUM),
-    ("chromium-driver", CHROMEDRIVER),
-    ("nodejs", "node"),
-    ("npm", "npm"),
-];
+const APT: &[(&str, &str)] =
+    &[("chromium", CHROMIUM), ("chromium-driver", CHROMEDRIVER), ("nodejs", "node"), ("npm", "npm")];
 
 fn ensure_apt_packages() -> Result {
     let missing: Vec<&str> = APT
         .iter()
-        .filter(|(_, file)| {
-            if file.starts_with('/') {
-                !Path::new(file).exists()
-            } else {
-                !have(file)
-            }
-        })
+        .filter(|(_, file)| if file.starts_with('/') { !Path::new(file).exists() } else { !have(file) })
         .map(|(package, _)| *package)
         .collect();
     if missing.is_empty() {
@@ -79,9 +62,7 @@ fn ensure_apt_packages() -> Result {
             missing.join(" ")
         ));
     }
-    run(Cmd::new("apt-get")
-        .args(["update", "-q"])
-        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Cmd::new("apt-get").args(["update", "-q"]).env("DEBIAN_FRONTEND", "noninteractive"))?;
     run(Cmd::new("apt-get")
         .args(["install", "-y", "-q", "--no-install-recommends"])
         .args(&missing)
@@ -90,11 +71,9 @@ fn ensure_apt_packages() -> Result {
 
 /// The exact wasm-bindgen version in Cargo.lock (wasm-bindgen-cli must match it).
 pub fn wasm_bindgen_version() -> Result<String> {
-    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
-        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
-    let lock: toml::Value = lock
-        .parse()
-        .map_err(|e| format!("cannot parse Cargo.lock: {e}"))?;
+    let lock =
+        std::fs::read_to_string(root().join("Cargo.lock")).map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let lock: toml::Value = lock.parse().map_err(|e| format!("cannot parse Cargo.lock: {e}"))?;
     lock.get("package")
         .and_then(|p| p.as_array())
         .into_iter()
@@ -149,9 +128,7 @@ pub fn npm_ci(dir: &Path) -> Result {
     if fresh {
         return Ok(());
     }
-    run(Cmd::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .dir(dir))
+    run(Cmd::new("npm").args(["ci", "--no-audit", "--no-fund"]).dir(dir))
 }
 
 /// A Python virtualenv in `target/pyenv` with tests/python/requirements.txt
@@ -165,14 +142,7 @@ pub fn python_env(root: &Path) -> Result<PathBuf> {
     let ready = output(Cmd::new(&python).args(["-c", "import openai, pytest"])).is_some();
     if !ready {
         run(Cmd::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                "-r",
-            ])
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "-r"])
             .arg(root.join("tests/python/requirements.txt")))?;
     }
     Ok(python)

@@ -22,11 +22,7 @@ pub enum Reply {
     /// A status, a JSON body and extra headers.
     Json(u16, serde_json::Value, Vec<(&'static str, &'static str)>),
     /// An SSE answer: `first` is sent at once; `rest` after `gate` is notified.
-    Sse {
-        first: Vec<u8>,
-        rest: Vec<u8>,
-        gate: Arc<Notify>,
-    },
+    Sse { first: Vec<u8>, rest: Vec<u8>, gate: Arc<Notify> },
     /// An HTML (or other) page with a content type.
     Page(u16, &'static str, String, Vec<(&'static str, String)>),
 }
@@ -59,15 +55,10 @@ impl FakeUpstream {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = axum::Router::new()
-            .fallback(answer)
-            .with_state(fake.clone());
+        let app = axum::Router::new().fallback(answer).with_state(fake.clone());
         // Its own thread and runtime, so it outlives any test's runtime.
         std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 axum::serve(listener, app).await.unwrap();
@@ -107,15 +98,9 @@ impl Drop for DropGuard {
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
     let headers = request.headers().clone();
-    let bytes = axum::body::to_bytes(request.into_body(), usize::MAX)
-        .await
-        .unwrap_or_default();
+    let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
-    fake.seen.lock().unwrap().push(Seen {
-        path,
-        headers,
-        body,
-    });
+    fake.seen.lock().unwrap().push(Seen { path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
         None => Response::builder()
@@ -159,10 +144,7 @@ fn async_stream(
         (0u8, Some(first), Some(rest), gate, guard),
         |(step, first, rest, gate, mut guard)| async move {
             match step {
-                0 => Some((
-                    Ok(Bytes::from(first.unwrap())),
-                    (1, None, rest, gate, guard),
-                )),
+                0 => Some((Ok(Bytes::from(first.unwrap())), (1, None, rest, gate, guard))),
                 1 => {
                     gate.notified().await;
                     guard.1 = true;
@@ -185,20 +167,13 @@ impl Proxy {
     /// Starts the proxy with `env` (ATELIER_* variables); autodetection is off
     /// unless `env` turns it on, so a local LLM server cannot change results.
     pub fn start(env: &[(&str, String)]) -> Proxy {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_atelier-proxy"));
         cmd.env_clear()
             .env("ATELIER_BIND", addr.to_string())
             .env("ATELIER_AUTODETECT", "false")
-            .env(
-                "ATELIER_STATIC_DIR",
-                std::env::temp_dir().join("atelier-no-static"),
-            )
+            .env("ATELIER_STATIC_DIR", std::env::temp_dir().join("atelier-no-static"))
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         for (k, v) in env {
