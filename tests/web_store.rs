@@ -240,3 +240,36 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn plots_memories_and_settings_on_indexeddb() {
+    let db_name = name("stores");
+    let (backend, db) = open(&db_name).await;
+    let p = db.create_project("P", "").await.unwrap();
+    let act = atelier_agent::store::PlotItem {
+        id: "act".into(),
+        project_id: p.id.clone(),
+        parent_id: None,
+        title: "Act 1".into(),
+        summary: "setup".into(),
+        order: 1.0,
+        created_at: 0.0,
+        updated_at: 0.0,
+    };
+    let scene = atelier_agent::store::PlotItem { id: "scene".into(), parent_id: Some("act".into()), ..act.clone() };
+    db.save_plot_item(&act, None, "add").await.unwrap();
+    db.save_plot_item(&scene, Some(Origin::Agent), "add").await.unwrap();
+    assert_eq!(db.plot(&p.id).await.unwrap().len(), 2);
+    db.delete_plot_item("act", Some(Origin::Agent)).await.unwrap();
+    assert!(db.plot(&p.id).await.unwrap().is_empty(), "children go with their parent");
+
+    db.add_memory("2026-01-20", "likes SF", vec!["preference".into()]).await.unwrap();
+    db.add_memory("2026-01-26", "first person", vec!["decision".into()]).await.unwrap();
+    assert_eq!(db.memory_dates().await.unwrap(), ["2026-01-20", "2026-01-26"]);
+    assert_eq!(db.memories_between("2026-01-21", "2026-01-31").await.unwrap().len(), 1);
+
+    db.set_setting("fullThreshold", json!(800)).await.unwrap();
+    assert_eq!(db.setting("fullThreshold").await.unwrap(), Some(json!(800)));
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}

@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use super::{
-    CompiledGraph, MemoryCheckpointer, Node, NodeContext, NodeError, PrunePolicy, RunConfig, StateGraph, END, START,
+    Checkpointer, CompiledGraph, MemoryCheckpointer, Node, NodeContext, NodeError, PrunePolicy, RunConfig, StateGraph,
+    END, START,
 };
 use crate::llm::{Message, ToolCall};
 
@@ -132,15 +133,32 @@ pub async fn pass(
     checkpointed: bool,
 ) -> Result<usize, String> {
     let saver = MemoryCheckpointer::<BenchState>::new(PrunePolicy { keep_per_thread: usize::MAX });
+    run_all(graph, runs, turns, checkpointed.then_some(&saver as &dyn Checkpointer<BenchState>)).await
+}
+
+/// Like [`pass`], checkpointing every run to `saver` (e.g. IndexedDB).
+pub async fn pass_with(
+    graph: &CompiledGraph<BenchState>,
+    runs: u32,
+    turns: u32,
+    saver: &dyn Checkpointer<BenchState>,
+) -> Result<usize, String> {
+    run_all(graph, runs, turns, Some(saver)).await
+}
+
+async fn run_all(
+    graph: &CompiledGraph<BenchState>,
+    runs: u32,
+    turns: u32,
+    saver: Option<&dyn Checkpointer<BenchState>>,
+) -> Result<usize, String> {
     let expected = 2 * turns as usize + 2;
     let mut last = 0;
     for r in 0..runs {
-        let thread = if checkpointed { format!("thread-{r}") } else { String::new() };
+        let thread = if saver.is_some() { format!("thread-{r}") } else { String::new() };
         let mut config = RunConfig::new(&thread);
         config.recursion_limit = 100;
-        if checkpointed {
-            config.checkpointer = Some(&saver);
-        }
+        config.checkpointer = saver;
         let input = BenchUpdate {
             messages: vec![Message::user(format!("Find information about the items. run={r}"))],
             ..Default::default()
@@ -165,7 +183,6 @@ pub async fn pass(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Checkpointer;
 
     #[test]
     fn the_workload_takes_22_steps_and_ends_with_22_messages() {

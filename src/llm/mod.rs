@@ -19,6 +19,8 @@ mod proxy_client;
 pub use error::{LlmError, Result};
 pub use model::ChatModel;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub(crate) use proxy_client::post_json;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_client::{ProxyConfig, ProxyModel};
 pub use retry::{with_retries, AttemptError, RetryPolicy};
 pub use scripted::{ScriptedModel, Step};

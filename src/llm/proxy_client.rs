@@ -178,3 +178,38 @@ impl ChatModel for ProxyModel {
         with_retries(&self.config.retry, cancel, |_| self.attempt(&body, &sink, cancel)).await
     }
 }
+
+/// POSTs `body` (JSON) to `url` and returns the status and the body text;
+/// `cancel` aborts the request. Used for the proxy's tool endpoints.
+pub(crate) async fn post_json(
+    url: &str,
+    token: Option<&str>,
+    body: &str,
+    cancel: &CancelToken,
+) -> Result<(u16, String)> {
+    let controller = AbortController::new().map_err(|e| network(&e).error)?;
+    {
+        let controller = controller.clone();
+        cancel.on_cancel(move || controller.abort());
+    }
+    let headers = Headers::new().map_err(|e| network(&e).error)?;
+    let _ = headers.set("content-type", "application/json");
+    if let Some(token) = token {
+        let _ = headers.set("authorization", &format!("Bearer {token}"));
+    }
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(body));
+    init.set_signal(Some(&controller.signal()));
+    let request = Request::new_with_str_and_init(url, &init).map_err(|e| network(&e).error)?;
+    let response: Response = match JsFuture::from(fetch(&request).map_err(|e| e.error)?).await {
+        Ok(r) => r.unchecked_into(),
+        Err(e) => return Err(failure(cancel, &e, false).error),
+    };
+    let text = match response.text() {
+        Ok(p) => JsFuture::from(p).await.map_err(|e| failure(cancel, &e, false).error)?.as_string().unwrap_or_default(),
+        Err(e) => return Err(failure(cancel, &e, false).error),
+    };
+    Ok((response.status(), text))
+}

@@ -47,6 +47,8 @@ mod artifact;
 pub mod edit;
 mod memory;
 mod project;
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod proxy_web;
 mod utility;
 mod web;
 
@@ -58,6 +60,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use edit::{EditPlan, EditTarget};
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub use proxy_web::ProxyWeb;
 pub use utility::describe_time;
 pub use web::{ScriptedWeb, SearchResult, WebPage, WebTools};
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{parse_args, Tool, ToolError, ToolOutput};
+use crate::cancel::CancelToken;
 use crate::store::ArtifactType;
 
 /// One search result.
@@ -31,8 +32,11 @@ pub struct WebPage {
 /// Web access (the proxy's `/api/tools/*`).
 #[async_trait(?Send)]
 pub trait WebTools {
-    async fn search(&self, query: &str, max_results: u32) -> Result<Vec<SearchResult>, ToolError>;
-    async fn open_url(&self, url: &str) -> Result<WebPage, ToolError>;
+    /// Searches; `cancel` aborts the request.
+    async fn search(&self, query: &str, max_results: u32, cancel: &CancelToken)
+        -> Result<Vec<SearchResult>, ToolError>;
+    /// Fetches a page as Markdown; `cancel` aborts the request.
+    async fn open_url(&self, url: &str, cancel: &CancelToken) -> Result<WebPage, ToolError>;
 }
 
 /// Canned web answers for native tests; records every query.
@@ -45,12 +49,12 @@ pub struct ScriptedWeb {
 
 #[async_trait(?Send)]
 impl WebTools for ScriptedWeb {
-    async fn search(&self, query: &str, max_results: u32) -> Result<Vec<SearchResult>, ToolError> {
+    async fn search(&self, query: &str, max_results: u32, _: &CancelToken) -> Result<Vec<SearchResult>, ToolError> {
         self.queries.borrow_mut().push(query.to_owned());
         Ok(self.results.borrow().iter().take(max_results as usize).cloned().collect())
     }
 
-    async fn open_url(&self, url: &str) -> Result<WebPage, ToolError> {
+    async fn open_url(&self, url: &str, _: &CancelToken) -> Result<WebPage, ToolError> {
         self.pages
             .borrow()
             .iter()
@@ -99,7 +103,7 @@ tool! {
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArguments { tool: "web_search".into(), message: "`query` is empty".into() });
             }
-            let results = ctx.web.search(a.query.trim(), a.max_results.unwrap_or(5).clamp(1, 10)).await?;
+            let results = ctx.web.search(a.query.trim(), a.max_results.unwrap_or(5).clamp(1, 10), &ctx.cancel).await?;
             Ok(ToolOutput::text(format_results(&results)).titled(format!("Search: {}", a.query.trim())))
         }
     }
@@ -118,7 +122,7 @@ tool! {
             #[derive(Deserialize)]
             struct A { url: String }
             let a: A = parse_args("open_url", args)?;
-            let page = ctx.web.open_url(a.url.trim()).await?;
+            let page = ctx.web.open_url(a.url.trim(), &ctx.cancel).await?;
             let title = if page.title.trim().is_empty() { page.url.clone() } else { page.title.clone() };
             Ok(ToolOutput::text(format!("# {title}\n{}\n\n{}", page.url, page.markdown)).titled(title))
         }

@@ -28,6 +28,24 @@ impl GraphBench {
             .map(|n| n as u32)
             .map_err(|e| JsValue::from(js_sys::Error::new(&e)))
     }
+
+    /// Runs `runs` runs with every checkpoint persisted to IndexedDB
+    /// (database `db_name`, deleted first and after).
+    #[wasm_bindgen(js_name = passPersisted)]
+    pub async fn pass_persisted(&self, runs: u32, db_name: String) -> Result<u32, JsValue> {
+        let error = |e: String| JsValue::from(js_sys::Error::new(&e));
+        let _ = crate::store::IdbBackend::delete(&db_name).await;
+        let backend =
+            std::rc::Rc::new(crate::store::IdbBackend::open(&db_name).await.map_err(|e| error(e.to_string()))?);
+        let saver = crate::store::StoreCheckpointer::<BenchState>::new(
+            backend.clone(),
+            crate::graph::PrunePolicy { keep_per_thread: usize::MAX },
+        );
+        let out = workload::pass_with(&self.graph, runs, self.turns, &saver).await.map(|n| n as u32).map_err(error);
+        backend.close();
+        let _ = crate::store::IdbBackend::delete(&db_name).await;
+        out
+    }
 }
 
 /// The "store" workload on our IndexedDB backend (a database of its own).

@@ -43,3 +43,14 @@ pub(crate) fn adit(e: AditError) -> JsValue {
     }
     err.unchecked_into()
 }
+
+/// A storage failure (`code`: quota_exceeded, not_found, lifecycle, ...).
+pub(crate) fn store(e: crate::store::StoreError) -> JsValue {
+    coded(e.code(), &e.to_string()).into()
+}
+
+/// A failed run (`code`: the model's or the graph's, e.g. not_configured,
+/// upstream_unavailable, recursion_limit).
+pub(crate) fn agent(e: crate::agent::AgentError) -> JsValue {
+    coded(&e.code, &e.message).into()
+}

@@ -1,6 +1,7 @@
 // A consumer of the npm package, type-checked with `tsc --strict --noEmit`:
 // it must compile against the generated .d.ts with no `any` leaking in.
 import init, {
+  Agent,
   applyEdits,
   applyEditsWithReport,
   applySearchReplace,
@@ -8,6 +9,10 @@ import init, {
   parseEditsJson,
   parseSearchReplace,
   type AditError,
+  type AgentEvent,
+  type Artifact,
+  type ReviewPayload,
+  type RunResult,
   type AppliedEdits,
   type Edit,
   type EditReport,
@@ -35,6 +40,30 @@ async function main(): Promise<void> {
     console.log(code, index, closest);
   }
   console.log(level, parsed.length, fromJson.length, strict);
+
+  const agent: Agent = await Agent.open({ proxyUrl: "/api", settings: { longTermMemory: true } });
+  const controller = new AbortController();
+  const seen: string[] = [];
+  const result: RunResult = await agent.send("session-1", "Hello", {
+    agentMode: true,
+    signal: controller.signal,
+    onEvent: (event: AgentEvent) => {
+      if (event.type === "content") seen.push(event.text);
+      if (event.type === "active_tool") seen.push(event.tool ?? "none");
+    },
+  });
+  const plain: RunResult = await agent.send("session-1", "No options");
+  if (result.status === "interrupted" && result.review !== null) {
+    const review: ReviewPayload = result.review;
+    const diff: string | null = review.diff;
+    const resumed: RunResult = await agent.resume("session-1", { approved: diff !== null, reason: "checked" });
+    console.log(resumed.content);
+  }
+  const pending: ReviewPayload | null = await agent.pendingReview("session-1");
+  const artifacts: Artifact[] = await agent.listArtifacts("session-1");
+  const newest = artifacts[0];
+  if (newest !== undefined) await agent.setArtifactActive(newest.id, !newest.isActive);
+  console.log(plain.status, pending?.tool, seen.length);
 }
 
 void main();

@@ -1,0 +1,279 @@
+//! The `Agent` JS class: opens the browser database and the proxy client,
+//! runs turns, answers reviews, and manages session artifacts.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::convert::{from_js, to_js};
+use super::error;
+use crate::agent::{Agent, AgentEnv, AgentEvent, AgentSettings, SendOptions};
+use crate::cancel::CancelToken;
+use crate::graph::PrunePolicy;
+use crate::llm::{ProxyConfig, ProxyModel, RetryPolicy};
+use crate::store::{schema, Db, IdbBackend, StoreCheckpointer};
+use crate::tools::{ProxyWeb, ToolRegistry};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_AGENT: &'static str = r#"
+/** How to open an agent. */
+export interface AgentConfig {
+  /** Base URL of the proxy's API, e.g. "/api" or "https://host/api". */
+  proxyUrl: string;
+  /** Bearer token, when the proxy requires one (ATELIER_CLIENT_TOKEN). */
+  clientToken?: string;
+  /** IndexedDB database name (default "atelier-agent"). */
+  dbName?: string;
+  /** Initial settings (merged over the defaults and the stored ones). */
+  settings?: Partial<AgentSettings>;
+}
+/** The agent's settings. */
+export interface AgentSettings {
+  /** Model or proxy alias for answers and edits (default "main"). */
+  mainModel: string;
+  /** Model or proxy alias for routing, search optimisation, memory (default "sub"). */
+  subModel: string;
+  /** Per-tool approval overrides: tool name → ask first? */
+  approvals: Record<string, boolean>;
+  /** Artifacts shorter than this (UTF-16 units) are injected whole. */
+  fullThreshold: number;
+  longTermMemory: boolean;
+  recursionLimit: number;
+}
+export interface RunOptions {
+  /** Tools on (default false: plain chat with every active artifact injected whole). */
+  agentMode?: boolean;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+}
+export type Phase = "idle" | "planning" | "researching" | "answering" | "memorizing";
+export type Strategy = "chat_only" | "general_agent" | "writing";
+export type AgentEvent =
+  | { type: "phase"; phase: Phase }
+  | { type: "node"; node: string }
+  | { type: "active_tool"; tool: string | null }
+  | { type: "content"; text: string }
+  | { type: "artifact"; data: { id: string; action: string; title?: string } }
+  | { type: "warning"; message: string }
+  | { type: "info"; name: string; data: unknown };
+/** What a paused run asks the person to review. */
+export interface ReviewPayload {
+  toolCallId: string;
+  tool: string;
+  /** The call's arguments, heavy fields summarised. */
+  arguments: string;
+  target: { kind: "section" | "artifact"; id: string; title: string } | null;
+  /** Unified diff of the change (text edits). */
+  diff: string | null;
+  /** How the edits were obtained. */
+  path: string | null;
+}
+export interface RunResult {
+  status: "completed" | "interrupted" | "aborted";
+  /** The turn's Markdown stream (```thought, ```plan and ```tool blocks, then the answer). */
+  content: string;
+  review: ReviewPayload | null;
+  strategy: Strategy | null;
+}
+export type ArtifactType = "web_search" | "project_data" | "text";
+export type Lifecycle = "overwritable" | "append_only" | "static";
+export interface Artifact {
+  id: string;
+  sessionId: string;
+  type: ArtifactType;
+  title: string;
+  content: string;
+  isActive: boolean;
+  createdAt: number;
+  updatedAt: number;
+  lifecycle: Lifecycle;
+}
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `RunOptions` as it arrives from JS.
+    #[wasm_bindgen(typescript_type = "RunOptions")]
+    pub type RunOptionsJs;
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Config {
+    proxy_url: String,
+    #[serde(default)]
+    client_token: Option<String>,
+    #[serde(default)]
+    db_name: Option<String>,
+    #[serde(default)]
+    settings: Option<serde_json::Value>,
+}
+
+/// The in-browser agent.
+///
+/// ```js
+/// const agent = await Agent.open({ proxyUrl: "/api" });
+/// const result = await agent.send("session-1", "Hello!", { agentMode: true, onEvent: console.log });
+/// ```
+#[wasm_bindgen(js_name = Agent)]
+pub struct JsAgent {
+    agent: Rc<Agent>,
+    db: Db,
+}
+
+/// An abort listener to remove when the run ends.
+type AbortWiring = (web_sys::AbortSignal, Closure<dyn FnMut()>);
+
+/// Reads `RunOptions`: the flags, the abort signal (wired to a token) and
+/// the event callback.
+fn run_options(
+    options: &JsValue,
+) -> Result<(SendOptions, Option<AbortWiring>), JsValue> {
+    let given = !options.is_undefined() && !options.is_null();
+    let agent_mode =
+        given && js_sys::Reflect::get(options, &"agentMode".into()).ok().and_then(|v| v.as_bool()) == Some(true);
+    let cancel = CancelToken::new();
+    let mut wiring = None;
+    if given {
+        let signal = js_sys::Reflect::get(options, &"signal".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Ok(signal) = signal.dyn_into::<web_sys::AbortSignal>() {
+            if signal.aborted() {
+                cancel.cancel();
+            }
+            let token = cancel.clone();
+            let on_abort = Closure::<dyn FnMut()>::new(move || token.cancel());
+            signal.add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref())?;
+            wiring = Some((signal, on_abort));
+        }
+    }
+    let callback =
+        given.then(|| js_sys::Reflect::get(options, &"onEvent".into()).ok()?.dyn_into::<Function>().ok()).flatten();
+    let on_event = callback.map(|f| {
+        Rc::new(move |event: &AgentEvent| {
+            if let Ok(value) = to_js(event) {
+                // A throwing listener must not break the run.
+                if let Err(e) = f.call1(&JsValue::NULL, &value) {
+                    web_sys::console::warn_2(&"atelier-agent: onEvent threw".into(), &e);
+                }
+            }
+        }) as crate::agent::EventListener
+    });
+    Ok((SendOptions { agent_mode, cancel, on_event }, wiring))
+}
+
+fn unwire(wiring: Option<AbortWiring>) {
+    if let Some((signal, closure)) = wiring {
+        let _ = signal.remove_event_listener_with_callback("abort", closure.as_ref().unchecked_ref());
+    }
+}
+
+#[wasm_bindgen(js_class = Agent)]
+impl JsAgent {
+    /// Opens the agent: the database (created or upgraded), the stored
+    /// settings, and the proxy client.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Agent>")]
+    pub fn open(#[wasm_bindgen(unchecked_param_type = "AgentConfig")] config: JsValue) -> Promise {
+        future_to_promise(async move {
+            let config: Config = from_js("AgentConfig must be { proxyUrl: string, ... }", config)?;
+            let name = config.db_name.clone().unwrap_or_else(|| schema::DB_NAME.to_owned());
+            let backend = Rc::new(IdbBackend::open(&name).await.map_err(error::store)?);
+            let db = Db::new(backend.clone());
+            let mut settings = match db.setting("agent").await.map_err(error::store)? {
+                Some(stored) => serde_json::from_value(stored).unwrap_or_default(),
+                None => AgentSettings::default(),
+            };
+            if let Some(overrides) = config.settings {
+                let mut merged = serde_json::to_value(&settings).unwrap_or_default();
+                if let (Some(base), Some(extra)) = (merged.as_object_mut(), overrides.as_object()) {
+                    for (k, v) in extra {
+                        base.insert(k.clone(), v.clone());
+                    }
+                }
+                settings = from_js("settings", to_js(&merged)?)?;
+            }
+            let model = ProxyModel::new(ProxyConfig {
+                base_url: config.proxy_url.clone(),
+                client_token: config.client_token.clone(),
+                retry: RetryPolicy::default(),
+            });
+            let web = ProxyWeb { base_url: config.proxy_url, client_token: config.client_token };
+            let env = AgentEnv {
+                db: db.clone(),
+                model: Rc::new(model),
+                web: Rc::new(web),
+                tools: ToolRegistry::standard(),
+                settings: RefCell::new(settings),
+            };
+            let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
+            Ok(JsAgent { agent: Rc::new(Agent::new(env, checkpointer)), db }.into())
+        })
+    }
+
+    /// Runs one turn of `sessionId` with the person's `input`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RunResult>")]
+    pub fn send(
+        &self,
+        #[wasm_bindgen(js_name = sessionId)] session_id: String,
+        input: String,
+        opts: Option<RunOptionsJs>,
+    ) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move {
+            let (options, wiring) = run_options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+            let result = agent.send(&session_id, &input, options).await;
+            unwire(wiring);
+            to_js(&result.map_err(error::agent)?)
+        })
+    }
+
+    /// Answers the session's pending review and continues the run.
+    #[wasm_bindgen(unchecked_return_type = "Promise<RunResult>")]
+    pub fn resume(
+        &self,
+        #[wasm_bindgen(js_name = sessionId)] session_id: String,
+        #[wasm_bindgen(unchecked_param_type = "{ approved: boolean; reason?: string }")] decision: JsValue,
+        opts: Option<RunOptionsJs>,
+    ) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move {
+            let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
+            let decision: serde_json::Value =
+                from_js("decision must be { approved: boolean, reason?: string }", decision)?;
+            if !decision.get("approved").is_some_and(serde_json::Value::is_boolean) {
+                return Err(error::invalid_argument("decision", "`approved` must be a boolean"));
+            }
+            let (options, wiring) = run_options(&opts)?;
+            let result = agent.resume(&session_id, decision, options).await;
+            unwire(wiring);
+            to_js(&result.map_err(error::agent)?)
+        })
+    }
+
+    /// The review a session waits for (also after a reload), or null.
+    #[wasm_bindgen(js_name = pendingReview, unchecked_return_type = "Promise<ReviewPayload | null>")]
+    pub fn pending_review(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move { to_js(&agent.pending_review(&session_id).await.map_err(error::agent)?) })
+    }
+
+    /// The session's artifacts, newest first.
+    #[wasm_bindgen(js_name = listArtifacts, unchecked_return_type = "Promise<Artifact[]>")]
+    pub fn list_artifacts(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.artifacts(&session_id).await.map_err(error::store)?) })
+    }
+
+    /// Turns an artifact's context injection on or off.
+    #[wasm_bindgen(js_name = setArtifactActive, unchecked_return_type = "Promise<void>")]
+    pub fn set_artifact_active(&self, id: String, active: bool) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.set_artifact_active(&id, active).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}

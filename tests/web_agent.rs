@@ -1,0 +1,181 @@
+//! The `Agent` JS class in Chromium, against the real proxy binary and the
+//! scripted fake upstream (chat and search) that `cargo xtask test` starts:
+//! a greeting, a research turn whose search becomes an artifact that can be
+//! toggled out of the next request, a review approved across a reload, and
+//! an abort through an AbortSignal.
+#![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+
+use atelier_agent::platform::random_id;
+use atelier_agent::wasm::agent::JsAgent;
+use js_sys::{Array, Function, Reflect};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const PROXY: Option<&str> = option_env!("ATELIER_TEST_PROXY");
+const FAKE: Option<&str> = option_env!("ATELIER_TEST_FAKE");
+
+async fn control(path: &str, body: Value) -> Value {
+    let fake = FAKE.expect("run through `cargo xtask test` (ATELIER_TEST_FAKE)");
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&JsValue::from_str(&body.to_string()));
+    let window = web_sys::window().unwrap();
+    let response: web_sys::Response =
+        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init)).await.unwrap().unchecked_into();
+    let text = JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+async fn script(chat: Value) {
+    control("/__reset", json!({})).await;
+    control("/__script", json!({ "chat": chat })).await;
+}
+
+fn js(v: Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).unwrap()
+}
+
+fn prop(v: &JsValue, k: &str) -> JsValue {
+    Reflect::get(v, &k.into()).unwrap()
+}
+
+async fn open(db: &str) -> JsAgent {
+    let config = json!({ "proxyUrl": PROXY.expect("ATELIER_TEST_PROXY"), "dbName": db });
+    let agent = JsFuture::from(JsAgent::open(js(config))).await.unwrap();
+    // The promise resolves to the JS wrapper; take the Rust value back.
+    <JsAgent as wasm_bindgen::convert::TryFromJsValue>::try_from_js_value(agent).unwrap_or_else(|_| panic!("an Agent"))
+}
+
+fn options(agent_mode: bool) -> Option<atelier_agent::wasm::agent::RunOptionsJs> {
+    Some(js(json!({ "agentMode": agent_mode })).unchecked_into())
+}
+
+#[wasm_bindgen_test]
+async fn a_greeting_is_answered_without_tools() {
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"greeting\"}" },
+        { "type": "text", "text": "こんにちは！" }
+    ]))
+    .await;
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let result = JsFuture::from(agent.send("s".into(), "こんにちは".into(), options(true))).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"));
+    assert_eq!(prop(&result, "content").as_string().as_deref(), Some("こんにちは！"));
+    let log = control("/__log", json!({})).await;
+    let requests = log["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[1]["body"].get("tools").is_none(), "no tools for a greeting");
+}
+
+#[wasm_bindgen_test]
+async fn research_becomes_an_artifact_that_can_be_toggled_out() {
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"general_agent\",\"reasoning\":\"facts\"}" },
+        { "type": "tool_calls", "calls": [{ "name": "web_search", "arguments": { "query": "Rust 2024 edition" } }] },
+        { "type": "text", "text": "{\"query\":\"Rust 2024 edition release\",\"reason\":\"technical\"}" },
+        { "type": "text", "text": "It shipped with Rust 1.85." },
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"follow-up\"}" },
+        { "type": "text", "text": "Anything else?" }
+    ]))
+    .await;
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let events = Array::new();
+    let sink = events.clone();
+    let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        sink.push(&e);
+    });
+    let opts = options(true);
+    Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<Function>()).unwrap();
+    let result =
+        JsFuture::from(agent.send("s".into(), "When did the Rust 2024 edition ship?".into(), opts)).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"));
+    let artifacts: Array = JsFuture::from(agent.list_artifacts("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(artifacts.length(), 1);
+    let artifact = artifacts.get(0);
+    assert_eq!(prop(&artifact, "title").as_string().as_deref(), Some("Search: Rust 2024 edition release"));
+    assert!(prop(&artifact, "content").as_string().unwrap().contains("What is known about Rust 2024 edition release"));
+    let kinds: Vec<String> = events.iter().map(|e| prop(&e, "type").as_string().unwrap()).collect();
+    assert!(kinds.contains(&"artifact".to_owned()) && kinds.contains(&"content".to_owned()), "{kinds:?}");
+
+    // Toggled off, it is no longer in what the model is sent.
+    let id = prop(&artifact, "id").as_string().unwrap();
+    JsFuture::from(agent.set_artifact_active(id.clone(), false)).await.unwrap();
+    JsFuture::from(agent.send("s".into(), "Thanks".into(), options(true))).await.unwrap();
+    let log = control("/__log", json!({})).await;
+    let requests = log["requests"].as_array().unwrap();
+    let search = requests.iter().find(|r| r["path"] == "/search").expect("the search went through the proxy");
+    assert_eq!(search["body"]["query"], "Rust 2024 edition release");
+    let answer_with_artifact = requests.iter().filter(|r| r["path"] != "/search").nth(3).unwrap().to_string();
+    assert!(answer_with_artifact.contains(&id), "the answering call saw the artifact");
+    let last = requests.last().unwrap().to_string();
+    assert!(!last.contains(&id), "after the toggle the artifact is left out");
+}
+
+#[wasm_bindgen_test]
+async fn a_review_waits_for_approval_across_a_reload() {
+    let db = format!("agent-{}", random_id());
+    let agent = open(&db).await;
+    // Seed a project through the storage layer of the same database.
+    let backend = std::rc::Rc::new(atelier_agent::store::IdbBackend::open(&db).await.unwrap());
+    let store = atelier_agent::store::Db::new(backend.clone());
+    let p = store.create_project("P", "").await.unwrap();
+    let s = store.add_section(&p.id, None, "一", "\u{3000}雨が降っていた。\n").await.unwrap();
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"edit\"}" },
+        { "type": "tool_calls", "calls": [{ "name": "edit_manuscript", "arguments": { "section_id": s.id, "edits": [{ "search": "雨", "replace": "雪" }] } }] },
+        { "type": "text", "text": "雪にしました。" }
+    ]))
+    .await;
+    let paused = JsFuture::from(agent.send("s".into(), "雨を雪に".into(), options(true))).await.unwrap();
+    assert_eq!(prop(&paused, "status").as_string().as_deref(), Some("interrupted"));
+    let diff = prop(&prop(&paused, "review"), "diff").as_string().unwrap();
+    assert!(diff.contains("+\u{3000}雪が降っていた。"), "{diff}");
+    drop(agent);
+
+    let reloaded = open(&db).await;
+    let pending = JsFuture::from(reloaded.pending_review("s".into())).await.unwrap();
+    assert_eq!(prop(&pending, "tool").as_string().as_deref(), Some("edit_manuscript"));
+    let decision = js(json!({ "approved": true }));
+    let done = JsFuture::from(reloaded.resume("s".into(), decision, options(true))).await.unwrap();
+    assert_eq!(prop(&done, "status").as_string().as_deref(), Some("completed"));
+    assert_eq!(store.section(&s.id).await.unwrap().content, "\u{3000}雪が降っていた。\n");
+    backend.close();
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_signal_stops_the_run() {
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"x\"}" },
+        { "type": "hold", "first": "Once upon" }
+    ]))
+    .await;
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let controller = web_sys::AbortController::new().unwrap();
+    let stop = controller.clone();
+    let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        if prop(&e, "type").as_string().as_deref() == Some("content") {
+            stop.abort();
+        }
+    });
+    let opts = options(true);
+    Reflect::set(opts.as_ref().unwrap(), &"signal".into(), &controller.signal()).unwrap();
+    Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<Function>()).unwrap();
+    let result = JsFuture::from(agent.send("s".into(), "Tell me a long story".into(), opts)).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("aborted"));
+    assert_eq!(prop(&result, "content").as_string().as_deref(), Some(""), "nothing half-written");
+}
+
+#[wasm_bindgen_test]
+async fn bad_arguments_are_coded_errors() {
+    let err = JsFuture::from(JsAgent::open(js(json!({ "nope": 1 })))).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"));
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let err = JsFuture::from(agent.resume("s".into(), js(json!({ "approved": "yes" })), None)).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"));
+    let err = JsFuture::from(agent.resume("s".into(), js(json!({ "approved": true })), None)).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("nothing_to_resume"));
+}
