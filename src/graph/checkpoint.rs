@@ -61,6 +61,12 @@ pub trait Checkpointer<S: GraphState> {
     async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError>;
     /// The thread's checkpoints, newest first.
     async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError>;
+    /// Makes every checkpoint put so far durable. The engine calls it when a
+    /// run ends (completed, interrupted, aborted or failed); a checkpointer
+    /// may group the writes of a run's steps until then.
+    async fn flush(&self) -> Result<(), CheckpointError> {
+        Ok(())
+    }
 }
 
 /// How many checkpoints to keep per thread (the newest are kept; the latest

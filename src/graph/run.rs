@@ -243,6 +243,25 @@ impl<S: GraphState> CompiledGraph<S> {
 
     async fn drive(
         &self,
+        state: S,
+        next: Target,
+        position: Position,
+        resume: Option<Value>,
+        config: &RunConfig<'_, S>,
+    ) -> Result<RunOutcome<S>> {
+        let outcome = self.drive_steps(state, next, position, resume, config).await;
+        // Whatever the outcome, the run's checkpoints are durable before it returns.
+        let flushed = match config.checkpointer {
+            Some(cp) => cp.flush().await.map_err(|e| GraphError::Checkpoint(e.to_string())),
+            None => Ok(()),
+        };
+        let outcome = outcome?;
+        flushed?;
+        Ok(outcome)
+    }
+
+    async fn drive_steps(
+        &self,
         mut state: S,
         mut next: Target,
         mut position: Position,

@@ -15,10 +15,14 @@ use super::backend::{Backend, Write};
 use super::model::stores::CHECKPOINTS;
 use crate::graph::{Checkpoint, CheckpointError, Checkpointer, GraphState, PrunePolicy};
 
-/// A [`Checkpointer`] over any [`Backend`].
+/// A [`Checkpointer`] over any [`Backend`]. The checkpoints of a run's
+/// steps are grouped and written in one batch when the run ends or pauses
+/// for review (the engine flushes then), so persisting every step costs one
+/// transaction per run rather than one per step; reads flush first.
 pub struct StoreCheckpointer<S> {
     backend: Rc<dyn Backend>,
     policy: PrunePolicy,
+    pending: RefCell<Vec<Write>>,
     /// Known checkpoint keys per thread, oldest first (read once per thread).
     keys: RefCell<HashMap<String, Vec<(u64, String)>>>,
     _state: PhantomData<S>,
@@ -26,7 +30,13 @@ pub struct StoreCheckpointer<S> {
 
 impl<S> StoreCheckpointer<S> {
     pub fn new(backend: Rc<dyn Backend>, policy: PrunePolicy) -> StoreCheckpointer<S> {
-        StoreCheckpointer { backend, policy, keys: RefCell::new(HashMap::new()), _state: PhantomData }
+        StoreCheckpointer {
+            backend,
+            policy,
+            pending: RefCell::new(Vec::new()),
+            keys: RefCell::new(HashMap::new()),
+            _state: PhantomData,
+        }
     }
 }
 
@@ -82,12 +92,31 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
         for (_, old) in keys.drain(..excess) {
             writes.push(Write::Delete { store: CHECKPOINTS, key: old });
         }
-        self.backend.write(writes).await.map_err(storage)?;
+        let pause = checkpoint.interrupt.is_some();
+        self.pending.borrow_mut().extend(writes);
         self.keys.borrow_mut().insert(thread, keys);
+        if pause {
+            // A pending review must survive a reload at once.
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&self) -> Result<(), CheckpointError> {
+        let writes = std::mem::take(&mut *self.pending.borrow_mut());
+        if writes.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = self.backend.write(writes).await {
+            // The batch did not land: forget the cached keys so they are read afresh.
+            self.keys.borrow_mut().clear();
+            return Err(storage(e));
+        }
         Ok(())
     }
 
     async fn latest(&self, thread: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
+        self.flush().await?;
         let keys = self.known_keys(thread).await?;
         let Some((_, key)) = keys.last() else {
             return Ok(None);
@@ -99,10 +128,12 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
     }
 
     async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
+        self.flush().await?;
         self.backend.get(CHECKPOINTS, &format!("{thread}/{id}")).await.map_err(storage)?.map(decode).transpose()
     }
 
     async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError> {
+        self.flush().await?;
         let mut list =
             self.records(thread).await?.into_iter().map(decode).collect::<Result<Vec<Checkpoint<S>>, _>>()?;
         list.reverse();

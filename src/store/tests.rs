@@ -190,3 +190,31 @@ fn settings_round_trip() {
     assert_eq!(block_on(db.setting("fullThreshold")).unwrap(), Some(json!(800)));
     assert_eq!(block_on(db.setting("missing")).unwrap(), None);
 }
+
+#[test]
+fn checkpoints_are_grouped_per_run_and_a_pause_is_written_at_once() {
+    use crate::graph::{Checkpoint, Checkpointer, PrunePolicy};
+    let backend = Rc::new(MemoryBackend::new());
+    let saver = StoreCheckpointer::<crate::agent::AgentState>::new(backend.clone(), PrunePolicy { keep_per_thread: 3 });
+    let checkpoint = |step: u64, interrupt: Option<serde_json::Value>| Checkpoint {
+        id: Checkpoint::<crate::agent::AgentState>::id_for(step),
+        thread_id: "t".into(),
+        parent_id: None,
+        step,
+        state: crate::agent::AgentState::default(),
+        next: Some("agent".into()),
+        interrupt,
+        created_at: 0.0,
+    };
+    let stored = || block_on(backend.by_index(stores::CHECKPOINTS, "threadId", "t")).unwrap().len();
+    block_on(saver.put(checkpoint(0, None))).unwrap();
+    block_on(saver.put(checkpoint(1, None))).unwrap();
+    assert_eq!(stored(), 0, "grouped until the run ends");
+    block_on(saver.flush()).unwrap();
+    assert_eq!(stored(), 2);
+    block_on(saver.put(checkpoint(2, None))).unwrap();
+    block_on(saver.put(checkpoint(3, Some(json!({"tool": "edit_manuscript"}))))).unwrap();
+    assert_eq!(stored(), 3, "a pause is durable at once, and pruning keeps the newest 3");
+    let latest = block_on(saver.latest("t")).unwrap().unwrap();
+    assert_eq!(latest.step, 3);
+}

@@ -130,9 +130,7 @@ type AbortWiring = (web_sys::AbortSignal, Closure<dyn FnMut()>);
 
 /// Reads `RunOptions`: the flags, the abort signal (wired to a token) and
 /// the event callback.
-fn run_options(
-    options: &JsValue,
-) -> Result<(SendOptions, Option<AbortWiring>), JsValue> {
+fn run_options(options: &JsValue) -> Result<(SendOptions, Option<AbortWiring>), JsValue> {
     let given = !options.is_undefined() && !options.is_null();
     let agent_mode =
         given && js_sys::Reflect::get(options, &"agentMode".into()).ok().and_then(|v| v.as_bool()) == Some(true);
