@@ -275,3 +275,137 @@ impl JsAgent {
         })
     }
 }
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_DATA: &'static str = r#"
+export interface Project { id: string; title: string; description: string; createdAt: number; updatedAt: number }
+export interface ManuscriptSection {
+  id: string; projectId: string; parentId: string | null; title: string; order: number; content: string;
+  createdAt: number; updatedAt: number;
+}
+/** What `undo` restored. */
+export interface UndoneChange { store: string; recordId: string; reason: string; createdAt: number }
+"#;
+
+#[wasm_bindgen(js_class = Agent)]
+impl JsAgent {
+    /// The person's projects, most recently changed first.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Project[]>")]
+    pub fn projects(&self) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.projects().await.map_err(error::store)?) })
+    }
+
+    /// Creates a project.
+    #[wasm_bindgen(js_name = createProject, unchecked_return_type = "Promise<Project>")]
+    pub fn create_project(&self, title: String, description: Option<String>) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            to_js(&db.create_project(&title, description.as_deref().unwrap_or("")).await.map_err(error::store)?)
+        })
+    }
+
+    /// A project's chapters and sections, in order.
+    #[wasm_bindgen(unchecked_return_type = "Promise<ManuscriptSection[]>")]
+    pub fn sections(&self, #[wasm_bindgen(js_name = projectId)] project_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.sections(&project_id).await.map_err(error::store)?) })
+    }
+
+    /// Adds a chapter (or a section under `parentId`) at the end.
+    #[wasm_bindgen(js_name = addSection, unchecked_return_type = "Promise<ManuscriptSection>")]
+    pub fn add_section(
+        &self,
+        #[wasm_bindgen(js_name = projectId)] project_id: String,
+        title: String,
+        content: Option<String>,
+        #[wasm_bindgen(js_name = parentId)] parent_id: Option<String>,
+    ) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let section = db
+                .add_section(&project_id, parent_id.as_deref(), &title, content.as_deref().unwrap_or(""))
+                .await
+                .map_err(error::store)?;
+            to_js(&section)
+        })
+    }
+
+    /// Saves a section the person edited (title and text); undoable.
+    #[wasm_bindgen(js_name = saveSection, unchecked_return_type = "Promise<void>")]
+    pub fn save_section(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ManuscriptSection")] section: JsValue,
+    ) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let mut section: crate::store::ManuscriptSection = from_js("a ManuscriptSection", section)?;
+            section.updated_at = crate::platform::now_ms();
+            db.save_section(&section, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a section and the sections under it.
+    #[wasm_bindgen(js_name = deleteSection, unchecked_return_type = "Promise<void>")]
+    pub fn delete_section(&self, id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.delete_section(&id, Some(crate::store::Origin::User)).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes an artifact (the person may delete static ones too).
+    #[wasm_bindgen(js_name = deleteArtifact, unchecked_return_type = "Promise<void>")]
+    pub fn delete_artifact(&self, id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.delete_artifact(&id, crate::store::Origin::User).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Undoes the agent's last change (manuscript, plot or artifact), byte for
+    /// byte; resolves to what was undone, or null when there is nothing.
+    #[wasm_bindgen(unchecked_return_type = "Promise<UndoneChange | null>")]
+    pub fn undo(&self) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let undone = db.undo_last(crate::store::Origin::Agent).await.map_err(error::store)?;
+            to_js(&undone.map(|r| {
+                serde_json::json!({ "store": r.store, "recordId": r.record_id, "reason": r.reason, "createdAt": r.created_at })
+            }))
+        })
+    }
+
+    /// The current settings.
+    #[wasm_bindgen(unchecked_return_type = "AgentSettings")]
+    pub fn settings(&self) -> Result<JsValue, JsValue> {
+        to_js(&*self.agent.env().settings.borrow())
+    }
+
+    /// Changes settings (merged over the current ones) and stores them.
+    #[wasm_bindgen(js_name = updateSettings, unchecked_return_type = "Promise<AgentSettings>")]
+    pub fn update_settings(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Partial<AgentSettings>")] patch: JsValue,
+    ) -> Promise {
+        let agent = self.agent.clone();
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let patch: serde_json::Value = from_js("settings", patch)?;
+            let mut merged = serde_json::to_value(&*agent.env().settings.borrow()).unwrap_or_default();
+            if let (Some(base), Some(extra)) = (merged.as_object_mut(), patch.as_object()) {
+                for (k, v) in extra {
+                    base.insert(k.clone(), v.clone());
+                }
+            }
+            let settings: AgentSettings =
+                serde_json::from_value(merged.clone()).map_err(|e| error::invalid_argument("settings", e))?;
+            db.set_setting("agent", merged).await.map_err(error::store)?;
+            *agent.env().settings.borrow_mut() = settings.clone();
+            to_js(&settings)
+        })
+    }
+}

@@ -56,6 +56,7 @@ async function waitFor(url, ms = 15000) {
 }
 
 function proxyBinary() {
+  if (process.env.ATELIER_PROXY_BIN) return process.env.ATELIER_PROXY_BIN;
   for (const profile of ["release", "debug"]) {
     const p = join(root, "target", profile, "atelier-proxy");
     if (existsSync(p)) return p;
@@ -85,10 +86,26 @@ const browser = await chromium.launch({
   ],
 });
 
+// The scripted OpenAI-compatible (and search) fake upstream.
+const fake = spawn("node", [join(root, "tests/fakes/upstream.mjs"), "0"], { stdio: ["ignore", "pipe", "inherit"] });
+const fakePort = await new Promise((ok) => fake.stdout.once("data", (d) => ok(JSON.parse(String(d).split("\n")[0]).port)));
+const fakeUrl = `http://127.0.0.1:${fakePort}`;
+process.on("exit", () => fake.kill());
+async function control(path, body = {}) {
+  const r = await fetch(`${fakeUrl}${path}`, { method: "POST", body: JSON.stringify(body) });
+  return r.json();
+}
+const script = async (chat) => { await control("/__reset"); await control("/__script", { chat }); };
+
 const port = await freePort();
-const proxy = spawn(proxyBinary(), ["--bind", `127.0.0.1:${port}`, "--static-dir", join(root, "www/dist")], {
-  stdio: ["ignore", "inherit", "inherit"],
-});
+function startProxy() {
+  return spawn(proxyBinary(), ["--bind", `127.0.0.1:${port}`, "--static-dir", join(root, "www/dist")], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, ATELIER_UPSTREAM_URL: `${fakeUrl}/v1`, ATELIER_SEARCH_URL: `${fakeUrl}/search`,
+      ATELIER_AUTODETECT: "false", ATELIER_RATE_LIMIT: "0" },
+  });
+}
+let proxy = startProxy();
 const plainPort = await freePort();
 const plain = staticServer(root);
 await new Promise((ok) => plain.listen(plainPort, "127.0.0.1", ok));
@@ -101,6 +118,7 @@ try {
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(`http://127.0.0.1:${port}/`);
+    await page.locator("#playground > summary").click();
     await page.getByRole("button", { name: "Apply edit" }).click();
     const result = await page.locator("#result").textContent();
     // The reply quotes line 2 without its ideographic-space indent: the
@@ -118,6 +136,8 @@ try {
     assert(errors.length === 0, `page errors: ${errors.join("; ")}`);
     await page.close();
   });
+
+  await scenarios(browser);
 
   await check("package as a plain <script type=module> throws coded Errors", async () => {
     const page = await browser.newPage();
@@ -139,8 +159,160 @@ try {
 } finally {
   await browser.close();
   proxy.kill();
+  fake.kill();
   plain.close();
 }
 
 console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed === 0 ? 0 : 1;
 process.exit(failed === 0 ? 0 : 1);
+
+// ---- the product scenarios: the demo app, the real proxy, the fake upstream ----
+
+async function scenarios(browser) {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  const app = `http://127.0.0.1:${port}/`;
+  const routed = (strategy) => ({ type: "text", text: JSON.stringify({ strategy, reasoning: "test" }) });
+  const shot = (name) => page.screenshot({ path: join(out, name) });
+  const requests = async () => (await (await fetch(`${fakeUrl}/__log`)).json()).requests;
+  const idle = async () => {
+    await page.waitForFunction(() => !document.querySelector("#send").disabled, null, { timeout: 20000 });
+  };
+  const say = async (text) => {
+    await page.locator("#input").fill(text);
+    await page.getByRole("button", { name: "Send" }).click();
+  };
+  const chapterText = () => page.locator("#chapter-text").inputValue();
+
+  await page.goto(app);
+  await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+
+  await check("1. a greeting is answered with no tool call", async () => {
+    await script([routed("chat_only"), { type: "text", text: "こんにちは！何をお手伝いしましょう？" }]);
+    await say("こんにちは");
+    await idle();
+    const answer = await page.locator(".turn.agent").last().textContent();
+    assert(answer.includes("何をお手伝いしましょう"), `answer: ${answer}`);
+    assert((await page.locator(".turn.agent .chip").count()) === 0, "no tool chip");
+    const log = await requests();
+    assert(log.length === 2 && log[1].body.tools === undefined, "the answering request offered no tools");
+    await shot("e2e-1-greeting.png");
+  });
+
+  await check("2. research: web_search through the proxy becomes an artifact; toggled off it leaves the next request", async () => {
+    await script([
+      routed("general_agent"),
+      { type: "tool_calls", calls: [{ name: "record_thought", arguments: { thought: "Search first." } }, { name: "web_search", arguments: { query: "京都 紅葉 見頃" } }] },
+      { type: "text", text: JSON.stringify({ query: "京都 紅葉 見頃 2026", reason: "local topic" }) },
+      { type: "text", text: "見頃は11月下旬です [^1]。" },
+    ]);
+    await say("京都の紅葉の見頃は？");
+    await idle();
+    await page.waitForSelector("li.artifact");
+    const title = await page.locator("li.artifact summary").first().textContent();
+    assert(title === "Search: 京都 紅葉 見頃 2026", `artifact title: ${title}`);
+    assert((await page.locator(".turn.agent").last().locator(".chip").count()) >= 1, "a tool chip for web_search");
+    assert((await page.locator(".turn.agent").last().locator("details.thought").count()) === 1, "a collapsed Reasoning block");
+    const log = await requests();
+    assert(log.some((r) => r.path === "/search" && r.body.query === "京都 紅葉 見頃 2026"), "the search reached the fake search API");
+    await shot("e2e-2a-research.png");
+    await page.locator("li.artifact input[type=checkbox]").first().uncheck();
+    await page.waitForSelector("li.artifact.inactive");
+    await script([routed("chat_only"), { type: "text", text: "どういたしまして。" }]);
+    await say("ありがとう");
+    await idle();
+    const last = JSON.stringify((await requests()).at(-1).body);
+    assert(!last.includes("Search: 京都"), "the inactive artifact is not sent");
+    await shot("e2e-2b-toggled.png");
+  });
+
+  let sectionId = "";
+  const original = "\u3000雨が降っていた。\n\u3000傘はなかった。\n";
+  const editCall = () => ({ type: "tool_calls", calls: [{ name: "edit_manuscript", arguments: { section_id: sectionId, edits: [{ search: "雨が降っていた。", replace: "雪が降っていた。" }] } }] });
+
+  await check("3. an edit opens the review with the diff; reject keeps, approve changes, undo restores byte for byte", async () => {
+    await page.locator("#project-title").fill("雪国");
+    await page.getByRole("button", { name: "Create" }).click();
+    await page.locator("#chapter-title").fill("第一章");
+    await page.getByRole("button", { name: "Add" }).click();
+    await page.waitForFunction(() => !document.querySelector("#chapter-text").disabled);
+    await page.locator("#chapter-text").fill(original);
+    await page.getByRole("button", { name: "Save chapter" }).click();
+    sectionId = await page.locator("#chapter-text").getAttribute("data-section-id");
+    const before = await chapterText();
+
+    await script([routed("writing"), editCall(), { type: "text", text: "わかりました。雨のままにします。" }]);
+    await say("第一章の雨を雪にして");
+    await page.waitForSelector("dialog#review[open]");
+    const diff = await page.locator("#review-diff").textContent();
+    assert(diff.includes("-\u3000雨が降っていた。") && diff.includes("+\u3000雪が降っていた。"), `diff: ${diff}`);
+    await shot("e2e-3a-review.png");
+    await page.locator("#review-reason").fill("雨のほうがいい");
+    await page.getByRole("button", { name: "Reject" }).click();
+    await idle();
+    assert((await chapterText()) === before, "rejected: unchanged");
+    const lastTool = (await requests()).at(-1).body.messages.filter((m) => m.role === "tool").at(-1);
+    assert(lastTool.content === "Rejected by the user: 雨のほうがいい", `tool result: ${lastTool.content}`);
+
+    await script([routed("writing"), editCall(), { type: "text", text: "雪にしました。" }]);
+    await say("やっぱり雪にして");
+    await page.waitForSelector("dialog#review[open]");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await idle();
+    await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪"));
+    await shot("e2e-3b-approved.png");
+    await page.getByRole("button", { name: "Undo agent change" }).click();
+    await page.waitForFunction((b) => document.querySelector("#chapter-text").value === b, before);
+    assert((await chapterText()) === before, "undo restores byte for byte");
+  });
+
+  await check("4. Stop during a streamed answer returns to idle with nothing half-written", async () => {
+    await script([routed("chat_only"), { type: "hold", first: "昔々あるところに" }]);
+    const turnsBefore = await page.locator(".turn.agent").count();
+    await say("長い物語を聞かせて");
+    await page.waitForFunction(() => [...document.querySelectorAll(".turn.agent")].some((t) => t.textContent.includes("昔々")));
+    await shot("e2e-4a-streaming.png");
+    await page.getByRole("button", { name: "Stop" }).click();
+    await idle();
+    assert((await page.locator("#status").textContent()) === "idle", "status back to idle");
+    assert((await page.locator(".turn.agent").count()) === turnsBefore, "the half-streamed answer was removed");
+    await shot("e2e-4b-stopped.png");
+  });
+
+  await check("5. a reload keeps artifacts, the manuscript and a pending review, which can still be approved", async () => {
+    await script([routed("writing"), editCall(), { type: "text", text: "雪にしました。" }]);
+    await say("雪にして");
+    await page.waitForSelector("dialog#review[open]");
+    await page.reload();
+    await page.waitForSelector("dialog#review[open]", { timeout: 20000 });
+    assert((await page.locator("li.artifact").count()) >= 1, "artifacts survived");
+    assert((await chapterText()).includes("雨が降っていた"), "the manuscript survived");
+    assert((await page.locator(".turn").count()) > 0, "the conversation survived");
+    await shot("e2e-5a-reloaded-review.png");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await idle();
+    await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪が降っていた"));
+    await shot("e2e-5b-approved-after-reload.png");
+  });
+
+  await check("6. with the proxy stopped the editor still works and the chat shows a clear error", async () => {
+    proxy.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    await page.locator("#chapter-text").fill("\u3000オフラインで書いた。\n");
+    await page.getByRole("button", { name: "Save chapter" }).click();
+    await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("オフライン"));
+    await say("こんにちは");
+    await page.waitForSelector("#banner:not([hidden])", { timeout: 30000 });
+    const banner = await page.locator("#banner").textContent();
+    assert(/cannot be reached|unavailable/i.test(banner), `banner: ${banner}`);
+    await idle();
+    await shot("e2e-6-offline.png");
+    proxy = startProxy();
+    await waitFor(`http://127.0.0.1:${port}/api/health`);
+  });
+
+  assert(errors.length === 0, `page errors: ${errors.join("; ")}`);
+  await page.close();
+}

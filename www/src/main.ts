@@ -1,66 +1,374 @@
-// Adit playground: loads the WASM package and applies SEARCH/REPLACE edits
-// to a manuscript, showing which matching level applied or why it refused.
+// The demo app: a chat with the in-browser agent, its artifacts, the review
+// dialog for destructive edits, and an offline project editor. Everything is
+// stored in IndexedDB by the package; the proxy at /api reaches the LLM.
 import "./style.css";
-import init, { applyEditsWithReport, parseSearchReplace, type AditError } from "atelier-agent";
+import init, { Agent, type AgentEvent, type Artifact, type ManuscriptSection, type RunResult } from "atelier-agent";
+import { renderStream } from "./render";
+import { setupPlayground } from "./playground";
 
-const SAMPLE_DOC = "\u3000吾輩は猫である。名前はまだ無い。\n\u3000どこで生れたかとんと見当がつかぬ。\n";
-const SAMPLE_REPLY = [
-  "Here is the change:",
-  "<<<<<<< SEARCH",
-  "どこで生れたかとんと見当がつかぬ。",
-  "=======",
-  "生まれは薄暗い台所である。",
-  ">>>>>>> REPLACE",
-  "",
-].join("\n");
+const SESSION = "main";
+const PROXY = "/api";
 
 function byId<T extends HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`missing #${id}`);
-  return el as T;
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`missing #${id}`);
+  return node as T;
 }
 
-const doc = byId<HTMLTextAreaElement>("doc");
-const reply = byId<HTMLTextAreaElement>("reply");
-const apply = byId<HTMLButtonElement>("apply");
-const status = byId<HTMLParagraphElement>("status");
-const report = byId<HTMLParagraphElement>("report");
-const result = byId<HTMLPreElement>("result");
+const ui = {
+  status: byId<HTMLParagraphElement>("status"),
+  banner: byId<HTMLParagraphElement>("banner"),
+  transcript: byId<HTMLDivElement>("transcript"),
+  composer: byId<HTMLFormElement>("composer"),
+  input: byId<HTMLTextAreaElement>("input"),
+  agentMode: byId<HTMLInputElement>("agent-mode"),
+  send: byId<HTMLButtonElement>("send"),
+  stop: byId<HTMLButtonElement>("stop"),
+  artifacts: byId<HTMLUListElement>("artifact-list"),
+  review: byId<HTMLDialogElement>("review"),
+  reviewSummary: byId<HTMLParagraphElement>("review-summary"),
+  reviewDiff: byId<HTMLPreElement>("review-diff"),
+  reviewReason: byId<HTMLInputElement>("review-reason"),
+  approve: byId<HTMLButtonElement>("approve"),
+  reject: byId<HTMLButtonElement>("reject"),
+  projectForm: byId<HTMLFormElement>("new-project"),
+  projectTitle: byId<HTMLInputElement>("project-title"),
+  projectSelect: byId<HTMLSelectElement>("project-select"),
+  chapters: byId<HTMLDivElement>("chapters"),
+  chapterForm: byId<HTMLFormElement>("new-chapter"),
+  chapterTitle: byId<HTMLInputElement>("chapter-title"),
+  chapterText: byId<HTMLTextAreaElement>("chapter-text"),
+  chapterLabel: byId<HTMLLabelElement>("chapter-label"),
+  saveChapter: byId<HTMLButtonElement>("save-chapter"),
+  undo: byId<HTMLButtonElement>("undo"),
+  mainModel: byId<HTMLInputElement>("main-model"),
+  subModel: byId<HTMLInputElement>("sub-model"),
+  fullThreshold: byId<HTMLInputElement>("full-threshold"),
+  longTermMemory: byId<HTMLInputElement>("long-term-memory"),
+  saveSettings: byId<HTMLButtonElement>("save-settings"),
+};
 
-function isAditError(e: unknown): e is AditError {
-  return e instanceof Error && typeof (e as Partial<AditError>).code === "string";
+let agent: Agent;
+let running: AbortController | null = null;
+let phase = "idle";
+let activeTool: string | null = null;
+let currentSection: ManuscriptSection | null = null;
+let reviewing = false;
+
+// ---- status, banner, transcript ------------------------------------------
+
+function showStatus(): void {
+  const label = phase === "idle" && reviewing ? "waiting for your review" : phase;
+  ui.status.textContent = activeTool ? `${label} · ${activeTool}` : label;
+  ui.status.dataset.phase = phase;
 }
 
-function run(): void {
-  try {
-    const edits = parseSearchReplace(reply.value);
-    const applied = applyEditsWithReport(doc.value, edits);
-    result.textContent = applied.text;
-    result.dataset.state = "ok";
-    report.textContent = applied.reports
-      .map((r, i) => `Edit ${i + 1}: ${r.level.replace(/_/g, " ")} match at line ${r.line}`)
-      .join(" · ") || "No edit in the reply.";
-  } catch (e) {
-    result.dataset.state = "error";
-    if (isAditError(e)) {
-      report.textContent = `Refused (${e.code}, edit ${e.index + 1}). The manuscript is unchanged.`;
-      result.textContent = e.message;
-    } else {
-      report.textContent = "Unexpected error.";
-      result.textContent = String(e);
+function showBanner(message: string | null): void {
+  ui.banner.hidden = message === null;
+  ui.banner.textContent = message ?? "";
+}
+
+function addTurn(role: "person" | "agent", text = ""): HTMLElement {
+  const turn = document.createElement("article");
+  turn.className = `turn ${role}`;
+  turn.setAttribute("aria-label", role === "person" ? "You" : "Agent");
+  const body = document.createElement("div");
+  body.className = "body";
+  if (role === "person") body.textContent = text;
+  turn.append(body);
+  ui.transcript.append(turn);
+  ui.transcript.scrollTop = ui.transcript.scrollHeight;
+  return body;
+}
+
+function saveTranscript(): void {
+  const turns = [...ui.transcript.querySelectorAll<HTMLElement>(".turn:not([data-interrupted])")].map((t) => ({
+    role: t.classList.contains("person") ? "person" : "agent",
+    text: t.dataset.markdown ?? t.textContent ?? "",
+  }));
+  localStorage.setItem(`atelier-transcript-${SESSION}`, JSON.stringify(turns));
+}
+
+function restoreTranscript(): void {
+  const saved = localStorage.getItem(`atelier-transcript-${SESSION}`);
+  if (!saved) return;
+  for (const turn of JSON.parse(saved) as { role: "person" | "agent"; text: string }[]) {
+    const body = addTurn(turn.role, turn.text);
+    if (turn.role === "agent") {
+      renderStream(body, turn.text);
+      (body.parentElement as HTMLElement).dataset.markdown = turn.text;
     }
   }
 }
 
+function errorText(e: unknown): string {
+  const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
+  if (code === "not_configured") return "No LLM is configured on the proxy. Set ATELIER_UPSTREAM_URL (see the README) and restart it.";
+  if (code === "upstream_unavailable") return "The proxy or the LLM cannot be reached. Your projects and artifacts still work offline.";
+  return e instanceof Error ? e.message : String(e);
+}
+
+// ---- runs -----------------------------------------------------------------
+
+async function run(start: (options: { agentMode: boolean; signal: AbortSignal; onEvent: (e: AgentEvent) => void }) => Promise<RunResult>): Promise<void> {
+  const controller = new AbortController();
+  running = controller;
+  ui.send.disabled = true;
+  ui.stop.disabled = false;
+  const body = addTurn("agent");
+  const turn = body.parentElement as HTMLElement;
+  let markdown = "";
+  try {
+    const result = await start({
+      agentMode: ui.agentMode.checked,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "content") {
+          markdown += event.text;
+          renderStream(body, markdown);
+        } else if (event.type === "phase") {
+          phase = event.phase;
+          showStatus();
+        } else if (event.type === "active_tool") {
+          activeTool = event.tool;
+          showStatus();
+        } else if (event.type === "artifact") {
+          void refreshArtifacts();
+        } else if (event.type === "warning") {
+          showBanner(event.message);
+        }
+      },
+    });
+    showBanner(null);
+    if (result.status === "aborted") {
+      turn.remove();
+    } else {
+      renderStream(body, result.content);
+      turn.dataset.markdown = result.content;
+    }
+    if (result.status === "interrupted") {
+      turn.dataset.interrupted = "true";
+      openReview(result);
+    }
+    reviewing = result.status === "interrupted";
+  } catch (e) {
+    turn.remove();
+    showBanner(errorText(e));
+  } finally {
+    running = null;
+    phase = "idle";
+    activeTool = null;
+    showStatus();
+    ui.send.disabled = false;
+    ui.stop.disabled = true;
+    saveTranscript();
+    await refreshArtifacts();
+    await refreshSection();
+  }
+}
+
+function openReview(result: RunResult): void {
+  const review = result.review;
+  if (!review) return;
+  const target = review.target ? ` “${review.target.title}”` : "";
+  ui.reviewSummary.textContent = `The agent wants to run ${review.tool}${target}.`;
+  ui.reviewDiff.textContent = review.diff ?? review.arguments;
+  ui.reviewReason.value = "";
+  if (!ui.review.open) ui.review.showModal();
+}
+
+async function decide(approved: boolean): Promise<void> {
+  ui.review.close();
+  reviewing = false;
+  // The resumed run's output repeats the paused turn's: it replaces that bubble.
+  ui.transcript.querySelector(".turn.agent[data-interrupted]")?.remove();
+  const reason = ui.reviewReason.value.trim();
+  await run((options) => agent.resume(SESSION, reason ? { approved, reason } : { approved }, options));
+}
+
+// ---- artifacts ------------------------------------------------------------
+
+async function refreshArtifacts(): Promise<void> {
+  const list: Artifact[] = await agent.listArtifacts(SESSION);
+  ui.artifacts.replaceChildren(
+    ...list.map((artifact) => {
+      const item = document.createElement("li");
+      item.className = `artifact ${artifact.isActive ? "active" : "inactive"}`;
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      summary.textContent = artifact.title;
+      const content = document.createElement("pre");
+      content.textContent = artifact.content;
+      details.append(summary, content);
+      const toggle = document.createElement("input");
+      toggle.type = "checkbox";
+      toggle.checked = artifact.isActive;
+      toggle.setAttribute("aria-label", `Use “${artifact.title}” in the context`);
+      toggle.addEventListener("change", () => void agent.setArtifactActive(artifact.id, toggle.checked).then(refreshArtifacts));
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "secondary";
+      remove.textContent = "Delete";
+      remove.setAttribute("aria-label", `Delete “${artifact.title}”`);
+      remove.addEventListener("click", () => void agent.deleteArtifact(artifact.id).then(refreshArtifacts));
+      const bar = document.createElement("div");
+      bar.className = "row";
+      bar.append(toggle, remove);
+      item.append(details, bar);
+      return item;
+    }),
+  );
+  if (list.length === 0) {
+    const empty = document.createElement("li");
+    empty.className = "empty";
+    empty.textContent = "Search results and notes the agent keeps appear here.";
+    ui.artifacts.append(empty);
+  }
+}
+
+// ---- projects -------------------------------------------------------------
+
+async function refreshProjects(select?: string): Promise<void> {
+  const projects = await agent.projects();
+  ui.projectSelect.replaceChildren(
+    ...projects.map((p) => {
+      const option = document.createElement("option");
+      option.value = p.id;
+      option.textContent = p.title;
+      return option;
+    }),
+  );
+  if (select) ui.projectSelect.value = select;
+  await refreshChapters();
+}
+
+async function refreshChapters(selectId?: string): Promise<void> {
+  const projectId = ui.projectSelect.value;
+  const sections = projectId ? await agent.sections(projectId) : [];
+  ui.chapters.replaceChildren(
+    ...sections.map((s, i) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("role", "listitem");
+      button.className = "chapter";
+      button.textContent = `${i + 1}. ${s.title}`;
+      button.addEventListener("click", () => openSection(s));
+      return button;
+    }),
+  );
+  const chosen = sections.find((s) => s.id === (selectId ?? currentSection?.id)) ?? sections[0] ?? null;
+  if (chosen) openSection(chosen);
+  else {
+    currentSection = null;
+    ui.chapterText.value = "";
+    ui.chapterText.disabled = true;
+    ui.saveChapter.disabled = true;
+  }
+}
+
+function openSection(section: ManuscriptSection): void {
+  currentSection = section;
+  ui.chapterLabel.textContent = `Chapter text: ${section.title} (id ${section.id.slice(0, 8)})`;
+  ui.chapterText.value = section.content;
+  ui.chapterText.disabled = false;
+  ui.saveChapter.disabled = false;
+  ui.chapterText.dataset.sectionId = section.id;
+}
+
+async function refreshSection(): Promise<void> {
+  if (!currentSection) return;
+  const sections = await agent.sections(currentSection.projectId);
+  const fresh = sections.find((s) => s.id === currentSection?.id);
+  if (fresh) openSection(fresh);
+}
+
+// ---- wiring -----------------------------------------------------------------
+
+async function checkProxy(): Promise<void> {
+  try {
+    const health = (await (await fetch(`${PROXY}/health`)).json()) as { chat?: { configured?: boolean } };
+    if (!health.chat?.configured) {
+      showBanner("No LLM is configured on the proxy: chat is unavailable, everything else works. See the README to set ATELIER_UPSTREAM_URL.");
+    }
+  } catch {
+    showBanner("The proxy cannot be reached: chat is unavailable, your projects and artifacts still work offline.");
+  }
+}
+
 async function main(): Promise<void> {
-  doc.value = SAMPLE_DOC;
-  reply.value = SAMPLE_REPLY;
+  setupPlayground(byId);
   await init();
-  status.textContent = "Engine ready. Edits run in your browser; nothing is sent anywhere.";
-  apply.disabled = false;
-  apply.addEventListener("click", run);
+  agent = await Agent.open({ proxyUrl: PROXY });
+  const settings = agent.settings();
+  ui.mainModel.value = settings.mainModel;
+  ui.subModel.value = settings.subModel;
+  ui.fullThreshold.value = String(settings.fullThreshold);
+  ui.longTermMemory.checked = settings.longTermMemory;
+  showStatus();
+  restoreTranscript();
+  await refreshArtifacts();
+  await refreshProjects();
+  const pending = await agent.pendingReview(SESSION);
+  if (pending) {
+    reviewing = true;
+    showStatus();
+    openReview({ status: "interrupted", content: "", review: pending, strategy: null });
+  }
+  void checkProxy();
+
+  ui.composer.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = ui.input.value.trim();
+    if (!text || running) return;
+    ui.input.value = "";
+    addTurn("person", text);
+    void run((options) => agent.send(SESSION, text, options));
+  });
+  ui.input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) ui.composer.requestSubmit();
+  });
+  ui.stop.addEventListener("click", () => running?.abort());
+  ui.approve.addEventListener("click", () => void decide(true));
+  ui.reject.addEventListener("click", () => void decide(false));
+  ui.projectForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    void agent.createProject(ui.projectTitle.value.trim()).then((p) => {
+      ui.projectTitle.value = "";
+      return refreshProjects(p.id);
+    });
+  });
+  ui.projectSelect.addEventListener("change", () => void refreshChapters());
+  ui.chapterForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const projectId = ui.projectSelect.value;
+    if (!projectId) return;
+    void agent.addSection(projectId, ui.chapterTitle.value.trim(), "").then((s) => {
+      ui.chapterTitle.value = "";
+      return refreshChapters(s.id);
+    });
+  });
+  ui.saveChapter.addEventListener("click", () => {
+    if (!currentSection) return;
+    const section = { ...currentSection, content: ui.chapterText.value };
+    void agent.saveSection(section).then(() => refreshChapters(section.id));
+  });
+  ui.undo.addEventListener("click", () => {
+    void agent.undo().then(async (undone) => {
+      showBanner(undone ? null : "Nothing of the agent's to undo.");
+      await refreshArtifacts();
+      await refreshSection();
+    });
+  });
+  ui.saveSettings.addEventListener("click", () => {
+    void agent.updateSettings({
+      mainModel: ui.mainModel.value.trim() || "main",
+      subModel: ui.subModel.value.trim() || "sub",
+      fullThreshold: Number(ui.fullThreshold.value) || 1000,
+      longTermMemory: ui.longTermMemory.checked,
+    });
+  });
 }
 
 main().catch((e: unknown) => {
-  status.textContent = `The engine failed to load: ${String(e)}`;
+  ui.status.textContent = `The app failed to start: ${errorText(e)}`;
 });

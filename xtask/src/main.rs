@@ -90,8 +90,9 @@ fn test() -> Result {
     run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
 
-    section("layer 4: the JS API in Chromium, bundled by Vite and as a plain module");
-    run(Cmd::new("node").args(["tests/e2e/run.mjs"]).dir(&root))?;
+    section("layer 4: end to end: the demo app, the real proxy and a scripted upstream in Chromium");
+    let proxy_bin = root.join("target/debug/atelier-proxy");
+    run(Cmd::new("node").args(["tests/e2e/run.mjs"]).dir(&root).env("ATELIER_PROXY_BIN", proxy_bin))?;
 
     eprintln!("\nxtask: every test layer passed");
     Ok(())
