@@ -15,25 +15,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const PROXY: Option<&str> = option_env!("ATELIER_TEST_PROXY");
-const FAKE: Option<&str> = option_env!("ATELIER_TEST_FAKE");
-
-async fn control(path: &str, body: Value) -> Value {
-    let fake = FAKE.expect("run through `cargo xtask test` (ATELIER_TEST_FAKE)");
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&JsValue::from_str(&body.to_string()));
-    let window = web_sys::window().unwrap();
-    let response: web_sys::Response =
-        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init)).await.unwrap().unchecked_into();
-    let text = JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-async fn script(chat: Value) {
-    control("/__reset", json!({})).await;
-    control("/__script", json!({ "chat": chat })).await;
-}
+mod support;
+use support::{control, script, PROXY};
 
 fn js(v: Value) -> JsValue {
     js_sys::JSON::parse(&v.to_string()).unwrap()

@@ -13,41 +13,18 @@ use atelier_agent::llm::{
     StructuredPath,
 };
 use serde_json::{json, Value};
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const PROXY: Option<&str> = option_env!("ATELIER_TEST_PROXY");
-const FAKE: Option<&str> = option_env!("ATELIER_TEST_FAKE");
+mod support;
+use support::{control, log, script, FAKE, PROXY};
 
 fn urls() -> (&'static str, &'static str) {
     (
         PROXY.expect("run through `cargo xtask test`, which starts the proxy (ATELIER_TEST_PROXY)"),
         FAKE.expect("run through `cargo xtask test`, which starts the fake upstream (ATELIER_TEST_FAKE)"),
     )
-}
-
-async fn control(path: &str, body: Value) -> Value {
-    let (_, fake) = urls();
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&wasm_bindgen::JsValue::from_str(&body.to_string()));
-    let window = web_sys::window().unwrap();
-    let response: web_sys::Response =
-        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init)).await.unwrap().unchecked_into();
-    let text = JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-async fn script(replies: Value) {
-    control("/__reset", json!({})).await;
-    control("/__script", json!({ "chat": replies })).await;
-}
-
-async fn log() -> Value {
-    control("/__log", json!({})).await
 }
 
 fn model() -> ProxyModel {

@@ -152,9 +152,8 @@ fn recursion_limit_names_the_loop() {
     assert!(err.to_string().contains("recursion limit of 25"));
 }
 
-#[test]
-fn interrupt_pauses_and_resume_continues_at_that_node() {
-    let graph = StateGraph::new()
+fn review_graph() -> CompiledGraph<Trail> {
+    StateGraph::new()
         .add_node("draft", Visit("draft"))
         .add_node("review", Review)
         .add_node("publish", Visit("publish"))
@@ -163,7 +162,12 @@ fn interrupt_pauses_and_resume_continues_at_that_node() {
         .add_edge("review", "publish")
         .add_edge("publish", END)
         .compile()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn interrupt_pauses_and_resume_continues_at_that_node() {
+    let graph = review_graph();
     let saver = MemoryCheckpointer::default();
     let mut config = RunConfig::new("session-1");
     config.checkpointer = Some(&saver);
@@ -175,16 +179,7 @@ fn interrupt_pauses_and_resume_continues_at_that_node() {
     assert_eq!(paused.state.visited, vec!["draft"]);
 
     // A new engine (as after a page load) with the same storage resumes.
-    let again = StateGraph::new()
-        .add_node("draft", Visit("draft"))
-        .add_node("review", Review)
-        .add_node("publish", Visit("publish"))
-        .add_edge(START, "draft")
-        .add_edge("draft", "review")
-        .add_edge("review", "publish")
-        .add_edge("publish", END)
-        .compile()
-        .unwrap();
+    let again = review_graph();
     let latest = block_on(saver.latest("session-1")).unwrap().unwrap();
     assert_eq!(latest.interrupt, Some(json!({"question": "ship it?"})));
     assert_eq!(latest.next.as_deref(), Some("review"));

@@ -54,23 +54,7 @@ impl ProxyModel {
         sink: &RefCell<&mut dyn FnMut(Delta)>,
         cancel: &CancelToken,
     ) -> std::result::Result<ChatOutcome, AttemptError> {
-        let controller = AbortController::new().map_err(|e| network(&e))?;
-        {
-            let controller = controller.clone();
-            cancel.on_cancel(move || controller.abort());
-        }
-        let headers = Headers::new().map_err(|e| network(&e))?;
-        let _ = headers.set("content-type", "application/json");
-        let _ = headers.set("accept", "text/event-stream, application/json");
-        if let Some(token) = &self.config.client_token {
-            let _ = headers.set("authorization", &format!("Bearer {token}"));
-        }
-        let init = RequestInit::new();
-        init.set_method("POST");
-        init.set_headers(&headers);
-        init.set_body(&JsValue::from_str(body));
-        init.set_signal(Some(&controller.signal()));
-        let request = Request::new_with_str_and_init(&self.url("chat"), &init).map_err(|e| network(&e))?;
+        let request = post_request(&self.url("chat"), self.config.client_token.as_deref(), body, cancel)?;
         let response: Response = match JsFuture::from(fetch(&request)?).await {
             Ok(r) => r.unchecked_into(),
             Err(e) => return Err(failure(cancel, &e, false)),
@@ -187,22 +171,7 @@ pub(crate) async fn post_json(
     body: &str,
     cancel: &CancelToken,
 ) -> Result<(u16, String)> {
-    let controller = AbortController::new().map_err(|e| network(&e).error)?;
-    {
-        let controller = controller.clone();
-        cancel.on_cancel(move || controller.abort());
-    }
-    let headers = Headers::new().map_err(|e| network(&e).error)?;
-    let _ = headers.set("content-type", "application/json");
-    if let Some(token) = token {
-        let _ = headers.set("authorization", &format!("Bearer {token}"));
-    }
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(body));
-    init.set_signal(Some(&controller.signal()));
-    let request = Request::new_with_str_and_init(url, &init).map_err(|e| network(&e).error)?;
+    let request = post_request(url, token, body, cancel).map_err(|e| e.error)?;
     let response: Response = match JsFuture::from(fetch(&request).map_err(|e| e.error)?).await {
         Ok(r) => r.unchecked_into(),
         Err(e) => return Err(failure(cancel, &e, false).error),
@@ -212,4 +181,30 @@ pub(crate) async fn post_json(
         Err(e) => return Err(failure(cancel, &e, false).error),
     };
     Ok((response.status(), text))
+}
+
+/// A JSON POST to the proxy whose fetch `cancel` aborts.
+fn post_request(
+    url: &str,
+    token: Option<&str>,
+    body: &str,
+    cancel: &CancelToken,
+) -> std::result::Result<Request, AttemptError> {
+    let controller = AbortController::new().map_err(|e| network(&e))?;
+    {
+        let controller = controller.clone();
+        cancel.on_cancel(move || controller.abort());
+    }
+    let headers = Headers::new().map_err(|e| network(&e))?;
+    let _ = headers.set("content-type", "application/json");
+    let _ = headers.set("accept", "text/event-stream, application/json");
+    if let Some(token) = token {
+        let _ = headers.set("authorization", &format!("Bearer {token}"));
+    }
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(body));
+    init.set_signal(Some(&controller.signal()));
+    Request::new_with_str_and_init(url, &init).map_err(|e| network(&e))
 }

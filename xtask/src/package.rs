@@ -80,6 +80,8 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
             eprintln!("{}: {} bytes", wasm.display(), size);
         }
         write_npm_fields(&out, &matrix.package)?;
+        std::fs::copy(root.join("docs/npm-README.md"), out.join("README.md"))
+            .map_err(|e| format!("cannot write the npm README: {e}"))?;
         outs.push(out);
     }
     Ok(outs)
