@@ -162,3 +162,33 @@ async fn bad_arguments_are_coded_errors() {
     let err = JsFuture::from(agent.resume("s".into(), js(json!({ "approved": true })), None)).await.unwrap_err();
     assert_eq!(prop(&err, "code").as_string().as_deref(), Some("nothing_to_resume"));
 }
+
+#[wasm_bindgen_test]
+async fn project_plot_export_and_memories_through_the_js_api() {
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let project = JsFuture::from(agent.create_project("雪国".into(), Some("a novel".into()))).await.unwrap();
+    let project_id = prop(&project, "id").as_string().unwrap();
+    JsFuture::from(agent.add_section(project_id.clone(), "第一章".into(), Some("本文\n".into()), None)).await.unwrap();
+    let item =
+        js(json!({ "id": "act-1", "projectId": project_id, "parentId": null, "title": "Act 1", "summary": "setup",
+        "order": 1, "createdAt": 0, "updatedAt": 0 }));
+    JsFuture::from(agent.save_plot_item(item)).await.unwrap();
+    let plot: Array = JsFuture::from(agent.plot(project_id.clone())).await.unwrap().unchecked_into();
+    assert_eq!(plot.length(), 1);
+
+    let exported = JsFuture::from(agent.export_project(project_id.clone())).await.unwrap();
+    assert_eq!(prop(&exported, "format").as_string().as_deref(), Some("atelier-agent/project"));
+    JsFuture::from(agent.delete_project(project_id.clone())).await.unwrap();
+    let projects: Array = JsFuture::from(agent.projects()).await.unwrap().unchecked_into();
+    assert_eq!(projects.length(), 0);
+    JsFuture::from(agent.import_project(exported)).await.unwrap();
+    let sections: Array = JsFuture::from(agent.sections(project_id.clone())).await.unwrap().unchecked_into();
+    assert_eq!(prop(&sections.get(0), "content").as_string().as_deref(), Some("本文\n"));
+    let plot: Array = JsFuture::from(agent.plot(project_id)).await.unwrap().unchecked_into();
+    assert_eq!(plot.length(), 1, "the plot came back with the import");
+
+    let dates: Array = JsFuture::from(agent.memory_dates()).await.unwrap().unchecked_into();
+    assert_eq!(dates.length(), 0);
+    let err = JsFuture::from(agent.edit_artifact("missing".into(), "x".into())).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("not_found"));
+}

@@ -409,3 +409,105 @@ impl JsAgent {
         })
     }
 }
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_MORE: &'static str = r#"
+export interface PlotItem {
+  id: string; projectId: string; parentId: string | null; title: string; summary: string; order: number;
+  createdAt: number; updatedAt: number;
+}
+export interface Memory { id: string; date: string; summary: string; tags: string[]; createdAt: number }
+/** A whole project as one JSON document (`exportProject` / `importProject`). */
+export interface ProjectExport {
+  format: "atelier-agent/project"; version: 1; project: Project; manuscripts: ManuscriptSection[]; plots: PlotItem[];
+}
+"#;
+
+#[wasm_bindgen(js_class = Agent)]
+impl JsAgent {
+    /// Replaces an artifact's content as the person edited it (refused for
+    /// static artifacts; append-only ones may only grow at the end).
+    #[wasm_bindgen(js_name = editArtifact, unchecked_return_type = "Promise<Artifact>")]
+    pub fn edit_artifact(&self, id: String, content: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let mut artifact = db.artifact(&id).await.map_err(error::store)?;
+            crate::store::check_lifecycle(&artifact, &content).map_err(error::store)?;
+            artifact.content = content;
+            artifact.updated_at = crate::platform::now_ms();
+            db.save_artifact(&artifact, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
+            to_js(&artifact)
+        })
+    }
+
+    /// A project's plot items, in order.
+    #[wasm_bindgen(unchecked_return_type = "Promise<PlotItem[]>")]
+    pub fn plot(&self, #[wasm_bindgen(js_name = projectId)] project_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.plot(&project_id).await.map_err(error::store)?) })
+    }
+
+    /// Creates or updates a plot item (give a new `id` to create one).
+    #[wasm_bindgen(js_name = savePlotItem, unchecked_return_type = "Promise<void>")]
+    pub fn save_plot_item(&self, #[wasm_bindgen(unchecked_param_type = "PlotItem")] item: JsValue) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let mut item: crate::store::PlotItem = from_js("a PlotItem", item)?;
+            db.project(&item.project_id).await.map_err(error::store)?;
+            item.updated_at = crate::platform::now_ms();
+            db.save_plot_item(&item, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a plot item and everything under it.
+    #[wasm_bindgen(js_name = deletePlotItem, unchecked_return_type = "Promise<void>")]
+    pub fn delete_plot_item(&self, id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.delete_plot_item(&id, Some(crate::store::Origin::User)).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a project with its manuscript and plot.
+    #[wasm_bindgen(js_name = deleteProject, unchecked_return_type = "Promise<void>")]
+    pub fn delete_project(&self, id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.delete_project(&id).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// A whole project as one JSON document (backup, moving browsers).
+    #[wasm_bindgen(js_name = exportProject, unchecked_return_type = "Promise<ProjectExport>")]
+    pub fn export_project(&self, id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.export_project(&id).await.map_err(error::store)?) })
+    }
+
+    /// Restores an exported project (replacing one with the same id).
+    #[wasm_bindgen(js_name = importProject, unchecked_return_type = "Promise<Project>")]
+    pub fn import_project(&self, #[wasm_bindgen(unchecked_param_type = "ProjectExport")] document: JsValue) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let document: serde_json::Value = from_js("a ProjectExport", document)?;
+            to_js(&db.import_project(&document).await.map_err(error::store)?)
+        })
+    }
+
+    /// Dates (YYYY-MM-DD) that have long-term memories.
+    #[wasm_bindgen(js_name = memoryDates, unchecked_return_type = "Promise<string[]>")]
+    pub fn memory_dates(&self) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.memory_dates().await.map_err(error::store)?) })
+    }
+
+    /// Memories from `start` to `end` (inclusive, YYYY-MM-DD).
+    #[wasm_bindgen(unchecked_return_type = "Promise<Memory[]>")]
+    pub fn memories(&self, start: String, end: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.memories_between(&start, &end).await.map_err(error::store)?) })
+    }
+}

@@ -20,3 +20,13 @@ export type AtelierErrorCode =
   | "not_configured" | "upstream_unavailable" | "rate_limited" | "auth" | "context_too_long" | "bad_request"
   | "malformed_response" | "structured_output_refused" | "recursion_limit" | "invalid_graph" | "nothing_to_resume";
 "#;
+
+/// Runs when the module is instantiated: panics (which bad input must never
+/// cause) are reported on the console with their message and location
+/// instead of an opaque "unreachable".
+#[wasm_bindgen(start)]
+fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&JsValue::from_str(&format!("atelier-agent panicked (please report this): {info}")));
+    }));
+}

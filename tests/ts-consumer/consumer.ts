@@ -11,6 +11,9 @@ import init, {
   type AditError,
   type AgentEvent,
   type Artifact,
+  type Memory,
+  type PlotItem,
+  type ProjectExport,
   type ReviewPayload,
   type RunResult,
   type AppliedEdits,
@@ -64,6 +67,12 @@ async function main(): Promise<void> {
   const newest = artifacts[0];
   if (newest !== undefined) await agent.setArtifactActive(newest.id, !newest.isActive);
   console.log(plain.status, pending?.tool, seen.length);
+  const project = await agent.createProject("Novel");
+  const plot: PlotItem[] = await agent.plot(project.id);
+  const backup: ProjectExport = await agent.exportProject(project.id);
+  await agent.importProject(backup);
+  const memories: Memory[] = await agent.memories("2026-01-01", "2026-12-31");
+  console.log(plot.length, memories.length, agent.settings().mainModel);
 }
 
 void main();
