@@ -139,7 +139,7 @@ try {
 
   await scenarios(browser);
 
-  await check("package as a plain <script type=module> throws coded Errors", async () => {
+  await check("package as a plain <script type=module>: Adit with coded Errors, the Agent on IndexedDB", async () => {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${plainPort}/tests/e2e/plain.html`);
     await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 15000 });
@@ -147,6 +147,7 @@ try {
     assert(result.text === "Hello there\n", `text: ${JSON.stringify(result)}`);
     assert(result.code === "ambiguous" && result.index === 1, `error: ${JSON.stringify(result)}`);
     assert(result.isError === true, "a real Error is thrown");
+    assert(result.sections === 1 && result.artifacts === 0, `the Agent class works unbundled: ${JSON.stringify(result)}`);
     await page.close();
   });
 
