@@ -12,7 +12,8 @@ use atelier_agent::graph::PrunePolicy;
 use atelier_agent::llm::{ChatOutcome, ScriptedModel, Step, ToolCall};
 use atelier_agent::platform::random_id;
 use atelier_agent::store::{
-    schema, stores, ArtifactType, Backend, Db, IdbBackend, Lifecycle, Origin, SessionArtifact, StoreCheckpointer, Write,
+    schema, stores, ArtifactSnippet, ArtifactType, Backend, Db, IdbBackend, Lifecycle, Origin, SessionArtifact,
+    StoreCheckpointer, Write,
 };
 use atelier_agent::tools::{ScriptedWeb, ToolRegistry};
 use js_sys::{Array, Function, Object, Promise, Reflect};
@@ -67,6 +68,16 @@ async fn crud_index_queries_revisions_and_undo() {
     db.set_artifact_active(&a.id, false).await.unwrap();
     assert!(!db.artifact(&a.id).await.unwrap().is_active);
     assert!(db.artifact_summaries("s1", true).await.unwrap().is_empty(), "the index entry follows the toggle");
+    let mut edited = db.artifact(&a.id).await.unwrap();
+    edited.content = "新しい結果".into();
+    db.save_artifact(&edited, Some(Origin::Agent), "edit_artifact").await.unwrap();
+    let all = db.artifact_summaries("s1", false).await.unwrap();
+    assert_eq!((all[0].snippet.as_str(), all[0].length, all[0].active), ("新しい結果", 5, 0), "and the edit");
+    db.undo_last(Origin::Agent).await.unwrap();
+    assert_eq!(db.artifact_summaries("s1", false).await.unwrap()[0].snippet, "結果🦀", "and the undo");
+    assert_eq!(db.artifact_summaries("s1", false).await.unwrap()[0].length, 4, "UTF-16 units, as JS counts");
+    let stored = backend.get(stores::ARTIFACTS, &a.id).await.unwrap().unwrap();
+    assert!(stored.get("_index").is_none(), "the index fields stay in storage: {stored}");
 
     section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
     db.save_section(&section, Some(Origin::Agent), "edit_manuscript").await.unwrap();
@@ -106,7 +117,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
         assert_eq!(
             names,
             [
-                "artifactSnippets",
+                "artifactIndexStale",
                 "checkpoints",
                 "manuscripts",
                 "memories",
@@ -118,7 +129,8 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
             ]
         );
         assert_eq!(db.artifact(&a.id).await.unwrap(), a);
-        assert_eq!(db.artifact_summaries("s", true).await.unwrap().len(), 1, "index entries were backfilled");
+        let entries = db.artifact_summaries("s", true).await.unwrap();
+        assert_eq!(entries, vec![ArtifactSnippet::of(&a)], "index entries were built by the upgrade (from v{from})");
         backend.close();
         IdbBackend::delete(&db_name).await.unwrap();
     }
@@ -158,11 +170,81 @@ async fn artifacts_written_by_a_dexie_app_read_back() {
         ("Search: 京都", ArtifactType::WebSearch, true, Lifecycle::Overwritable)
     );
     assert_eq!(d1.created_at, 1_700_000_000_000.0);
-    // The upgrade built their index entries (the snippet store).
+    // The upgrade built their index entries.
     let active = db.artifact_summaries("s", true).await.unwrap();
     assert_eq!(active.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["d-1"]);
     assert_eq!(active[0].snippet, "寺");
     assert_eq!(db.artifact_summaries("s", false).await.unwrap().len(), 2);
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+/// `count` artifacts as JS objects in sessions `bulk-0` and `bulk-1`, every
+/// third one inactive, with contents long enough to be cut.
+fn bulk_records(count: usize) -> Vec<serde_json::Value> {
+    (0..count)
+        .map(|i| {
+            json!({
+                "id": format!("b-{i:04}"), "sessionId": format!("bulk-{}", i % 2), "type": "text",
+                "title": format!("Note {i}"), "content": "とても長い本文🦀。".repeat(40 + i % 7),
+                "isActive": i % 3 != 0, "createdAt": 1_700_000_000_000.0 + i as f64, "updatedAt": 1_700_000_000_000.0,
+                // A stale index part from an older copy must not reach the index.
+                "_index": {"active": 1, "snippet": "stale", "length": 1},
+            })
+        })
+        .collect()
+}
+
+async fn assert_index_matches_records(backend: &IdbBackend, db: &Db, session: &str) {
+    for active_only in [true, false] {
+        let mut expected: Vec<ArtifactSnippet> = db
+            .artifacts(session)
+            .await
+            .unwrap()
+            .iter()
+            .filter(|a| a.is_active || !active_only)
+            .map(ArtifactSnippet::of)
+            .collect();
+        expected.sort_by(|a, b| a.id.cmp(&b.id));
+        assert!(!expected.is_empty());
+        assert_eq!(backend.artifact_index(session, active_only).await.unwrap(), expected, "{session} {active_only}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_bulk_write_leaves_the_index_to_the_first_read() {
+    let db_name = name("bulk");
+    let (backend, db) = open(&db_name).await;
+    // Through the JS fast path (the benchmark's and imports' path).
+    let records: Vec<JsValue> =
+        bulk_records(300).iter().map(|r| js_sys::JSON::parse(&r.to_string()).unwrap()).collect();
+    backend.put_js(stores::ARTIFACTS, &records).await.unwrap();
+    assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2, "both sessions are marked stale");
+    assert_index_matches_records(&backend, &db, "bulk-0").await;
+    assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 1, "the read indexed its session only");
+    assert_index_matches_records(&backend, &db, "bulk-1").await;
+    assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
+    // A single write afterwards keeps the index current at once.
+    backend.put_js(stores::ARTIFACTS, &records[..1]).await.unwrap();
+    assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
+    assert_index_matches_records(&backend, &db, "bulk-0").await;
+    // The caller's objects are not changed.
+    assert!(Reflect::get(&records[1], &"_index".into()).unwrap().is_object());
+
+    // The same through the typed batch path.
+    let writes = bulk_records(300)
+        .into_iter()
+        .map(|mut r| {
+            r["sessionId"] = json!(format!("typed-{}", r["sessionId"].as_str().unwrap()));
+            r["id"] = json!(format!("t-{}", r["id"].as_str().unwrap()));
+            Write::Put { store: stores::ARTIFACTS, value: r }
+        })
+        .collect();
+    backend.write(writes).await.unwrap();
+    assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2);
+    assert_index_matches_records(&backend, &db, "typed-bulk-1").await;
+    let stored = backend.get(stores::ARTIFACTS, "t-b-0001").await.unwrap().unwrap();
+    assert!(stored.get("_index").is_none());
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }

@@ -10,6 +10,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::error::{Result, StoreError};
+use super::model::stores::ARTIFACTS;
+use super::model::{ArtifactSnippet, SessionArtifact};
 use super::schema;
 
 /// One write of an atomic batch.
@@ -38,6 +40,28 @@ pub trait Backend {
     async fn all(&self, store: &str) -> Result<Vec<Value>>;
     /// Applies every write or none.
     async fn write(&self, writes: Vec<Write>) -> Result<()>;
+
+    /// The index entries of a session's artifacts (only the active ones when
+    /// `active_only`), in id order. This default derives them from the full
+    /// records; IndexedDB reads them from an index without loading any record.
+    async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+        index_from_records(self.by_index(ARTIFACTS, "sessionId", session_id).await?, active_only)
+    }
+}
+
+/// The index entries of artifact records (only the active ones when
+/// `active_only`), in id order.
+pub(crate) fn index_from_records(records: Vec<Value>, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+    let mut entries = Vec::new();
+    for value in records {
+        let artifact: SessionArtifact = serde_json::from_value(value)
+            .map_err(|e| StoreError::Codec { store: ARTIFACTS.to_owned(), detail: e.to_string() })?;
+        if artifact.is_active || !active_only {
+            entries.push(ArtifactSnippet::of(&artifact));
+        }
+    }
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(entries)
 }
 
 /// The key of `value` in `store`, read from the schema's key path.

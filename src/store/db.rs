@@ -45,21 +45,6 @@ fn from_value<T: DeserializeOwned>(store: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
-/// The write that keeps an artifact's index entry in step with the artifact
-/// (`new` is the artifact record, or `None` when it is deleted).
-fn snippet_write(store: &str, id: &str, new: Option<&Value>) -> Result<Option<Write>> {
-    if store != ARTIFACTS {
-        return Ok(None);
-    }
-    Ok(Some(match new {
-        Some(value) => {
-            let artifact: SessionArtifact = from_value(ARTIFACTS, value.clone())?;
-            Write::Put { store: SNIPPETS, value: to_value(SNIPPETS, &ArtifactSnippet::of(&artifact))? }
-        }
-        None => Write::Delete { store: SNIPPETS, key: id.to_owned() },
-    }))
-}
-
 thread_local! {
     static SEQUENCE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
@@ -125,7 +110,6 @@ impl Db {
             };
             writes.push(Write::Put { store: REVISIONS, value: to_value(REVISIONS, &revision)? });
         }
-        writes.extend(snippet_write(store, id, new.as_ref())?);
         writes.push(match new {
             Some(value) => Write::Put { store, value },
             None => Write::Delete { store, key: id.to_owned() },
@@ -137,12 +121,7 @@ impl Db {
     /// when `active_only`), newest first: the artifact index reads these
     /// instead of the full contents.
     pub async fn artifact_summaries(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
-        let mut records = self.backend.by_index_key(SNIPPETS, "bySessionActive", &json!([session_id, 1])).await?;
-        if !active_only {
-            records.extend(self.backend.by_index_key(SNIPPETS, "bySessionActive", &json!([session_id, 0])).await?);
-        }
-        let mut list: Vec<ArtifactSnippet> =
-            records.into_iter().map(|v| from_value(SNIPPETS, v)).collect::<Result<_>>()?;
+        let mut list = self.backend.artifact_index(session_id, active_only).await?;
         list.sort_by(|a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(list)
     }
@@ -392,13 +371,13 @@ impl Db {
             [ARTIFACTS, SECTIONS, PLOTS, PROJECTS].into_iter().find(|s| *s == revision.store).ok_or_else(|| {
                 StoreError::Codec { store: revision.store.clone(), detail: "unknown store in a revision".into() }
             })?;
-        let mut writes: Vec<Write> =
-            snippet_write(store, &revision.record_id, revision.before.as_ref())?.into_iter().collect();
-        writes.push(match &revision.before {
-            Some(before) => Write::Put { store, value: before.clone() },
-            None => Write::Delete { store, key: revision.record_id.clone() },
-        });
-        writes.push(Write::Delete { store: REVISIONS, key: revision.id.clone() });
+        let writes = vec![
+            match &revision.before {
+                Some(before) => Write::Put { store, value: before.clone() },
+                None => Write::Delete { store, key: revision.record_id.clone() },
+            },
+            Write::Delete { store: REVISIONS, key: revision.id.clone() },
+        ];
         self.backend.write(writes).await?;
         Ok(Some(revision))
     }

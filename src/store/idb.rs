@@ -20,11 +20,18 @@ use web_sys::{
     IdbVersionChangeEvent,
 };
 
-use super::backend::{Backend, Write};
+use super::backend::{index_from_records, Backend, Write};
 use super::error::{Result, StoreError};
-use super::model::stores::{ARTIFACTS, SNIPPETS};
-use super::model::SNIPPET_CHARS;
+use super::model::stores::{ARTIFACTS, INDEX_STALE, SNIPPETS};
+use super::model::{ArtifactSnippet, INDEX_FIELD, SNIPPET_CHARS};
 use super::schema::{self, Migration, VERSIONS};
+
+/// Batches with at least this many artifact puts write the records without
+/// their index fields and mark the sessions stale instead: the session's
+/// first index read adds them (see `IdbBackend::artifact_index`). A bulk
+/// import then costs what the raw records cost, and an agent's single writes
+/// keep the index current as they go.
+pub const LAZY_INDEX_BATCH: usize = 256;
 
 /// The IndexedDB database of atelier-agent.
 pub struct IdbBackend {
@@ -111,9 +118,17 @@ fn to_js(value: &Value) -> Result<JsValue> {
         .map_err(|e| StoreError::Codec { store: String::new(), detail: e.to_string() })
 }
 
+/// A stored record as the rest of the code sees it (artifacts without their
+/// storage-only index field).
 fn from_js(store: &str, value: JsValue) -> Result<Value> {
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
+    let mut value: Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })?;
+    if store == ARTIFACTS {
+        if let Some(record) = value.as_object_mut() {
+            record.remove(INDEX_FIELD);
+        }
+    }
+    Ok(value)
 }
 
 /// IndexedDB version of schema version `n`: Dexie stores its version `n` as
@@ -140,12 +155,51 @@ fn upgrade(request: &IdbOpenDbRequest, old_idb_version: u32, new_idb_version: u3
             create_index(&tx.object_store(store)?, name, path)?;
         }
         for migration in version.migrations {
+            // A store a later version of this same upgrade removes is not filled.
+            let removed_later = VERSIONS
+                .iter()
+                .any(|v| v.number > version.number && v.number <= new && v.removes.contains(&migration.target()));
+            if removed_later {
+                continue;
+            }
             match migration {
                 Migration::SnippetsFromArtifacts => snippets_from_artifacts(&tx)?,
+                Migration::IndexArtifacts => {
+                    let store = tx.object_store(ARTIFACTS)?;
+                    let request = store.get_all()?;
+                    index_on_success(&request, store, None);
+                }
+            }
+        }
+        for store in version.removes {
+            if db.object_store_names().contains(store) {
+                db.delete_object_store(store)?;
             }
         }
     }
     Ok(())
+}
+
+/// When `request` (a `getAll` of artifact records) succeeds, puts every
+/// record back with its index fields, and then deletes `marker` (a session's
+/// stale mark) if given: all inside the request's transaction.
+fn index_on_success(
+    request: &IdbRequest,
+    store: web_sys::IdbObjectStore,
+    marker: Option<(web_sys::IdbObjectStore, String)>,
+) {
+    let reader = request.clone();
+    let fill = Closure::once_into_js(move || {
+        if let Ok(all) = reader.result() {
+            for record in all.unchecked_into::<Array>().iter() {
+                let _ = store.put(&with_index_js(&record));
+            }
+        }
+        if let Some((stale, session)) = marker {
+            let _ = stale.delete(&JsValue::from_str(&session));
+        }
+    });
+    request.set_onsuccess(Some(fill.unchecked_ref()));
 }
 
 /// Fills the snippet store from every artifact (in the upgrade transaction).
@@ -176,24 +230,92 @@ export function snippetEntry(record, snippet) {
   return { id: record.id, sessionId: record.sessionId, active: record.isActive === true ? 1 : 0, title: record.title,
            snippet, length: typeof c === "string" ? c.length : 0, createdAt: record.createdAt };
 }
+export function withIndex(record, snippet) {
+  const c = record.content;
+  return { ...record, _index: { active: record.isActive === true ? 1 : 0, snippet,
+                                length: typeof c === "string" ? c.length : 0 } };
+}
+export function withoutIndex(record) {
+  if (record === null || typeof record !== "object" || !("_index" in record)) return record;
+  const { _index, ...rest } = record;
+  return rest;
+}
+export function sessionsOf(records) {
+  const seen = new Set();
+  for (const r of records) if (r !== null && typeof r === "object" && typeof r.sessionId === "string") seen.add(r.sessionId);
+  return [...seen];
+}
+export function indexKeys(index, lower, upper) {
+  return new Promise((resolve, reject) => {
+    const keys = [];
+    const request = index.openKeyCursor(IDBKeyRange.bound(lower, upper));
+    request.onsuccess = () => {
+      const cursor = request.result;
+      if (cursor === null) { resolve(keys); return; }
+      keys.push(cursor.key);
+      cursor.continue();
+    };
+    request.onerror = () => reject(request.error);
+  });
+}
 "#)]
 extern "C" {
     #[wasm_bindgen(js_name = contentHead)]
     fn content_head(record: &JsValue, units: u32) -> String;
     #[wasm_bindgen(js_name = snippetEntry)]
     fn snippet_entry_js(record: &JsValue, snippet: &str) -> JsValue;
+    #[wasm_bindgen(js_name = withIndex)]
+    fn with_index_fields(record: &JsValue, snippet: &str) -> JsValue;
+    #[wasm_bindgen(js_name = withoutIndex)]
+    fn without_index_js(record: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = sessionsOf)]
+    fn sessions_of(records: &Array) -> Array;
+    #[wasm_bindgen(js_name = indexKeys, catch)]
+    fn index_keys(index: &web_sys::IdbIndex, lower: &Array, upper: &Array) -> std::result::Result<Promise, JsValue>;
 }
 
-/// The snippet-store entry of a JS artifact record (see `ArtifactSnippet`);
-/// only the start of the content crosses into WASM.
-fn snippet_js(record: &JsValue) -> std::result::Result<JsValue, JsValue> {
+/// The snippet of a JS artifact record; only the start of the content
+/// crosses into WASM.
+fn snippet_of_js(record: &JsValue) -> String {
     // A little past the cut covers the grapheme check; content outside the
     // BMP (two units a character) needs the longer head.
     let mut head = content_head(record, (SNIPPET_CHARS + 16) as u32);
     if head.chars().count() <= SNIPPET_CHARS && head.encode_utf16().count() >= SNIPPET_CHARS + 16 {
         head = content_head(record, (SNIPPET_CHARS * 2 + 16) as u32);
     }
-    Ok(snippet_entry_js(record, crate::context::snippet(&head, SNIPPET_CHARS)))
+    crate::context::snippet(&head, SNIPPET_CHARS).to_owned()
+}
+
+/// The schema v3 snippet-store entry of a JS artifact record.
+fn snippet_js(record: &JsValue) -> std::result::Result<JsValue, JsValue> {
+    Ok(snippet_entry_js(record, &snippet_of_js(record)))
+}
+
+/// A copy of a JS artifact record with its index fields.
+fn with_index_js(record: &JsValue) -> JsValue {
+    with_index_fields(record, &snippet_of_js(record))
+}
+
+/// An index key of `bySessionActive` (see `schema::ARTIFACT_INDEX_PATH`) as an entry.
+fn entry_of_key(key: &JsValue) -> Option<ArtifactSnippet> {
+    let parts: &Array = key.dyn_ref()?;
+    let text = |i: u32| parts.get(i).as_string();
+    let number = |i: u32| parts.get(i).as_f64();
+    Some(ArtifactSnippet {
+        session_id: text(0)?,
+        active: number(1)? as u8,
+        id: text(2)?,
+        title: text(3)?,
+        snippet: text(4)?,
+        length: number(5)? as usize,
+        created_at: number(6)?,
+    })
+}
+
+fn stale_mark(session_id: &JsValue) -> JsValue {
+    let mark = js_sys::Object::new();
+    let _ = Reflect::set(&mark, &JsValue::from_str("sessionId"), session_id);
+    mark.into()
 }
 
 fn create_index(store: &web_sys::IdbObjectStore, name: &str, path: &[&str]) -> std::result::Result<(), JsValue> {
@@ -278,27 +400,38 @@ impl IdbBackend {
         self.db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| store_error(&e))
     }
 
-    /// Puts JS objects as they are, in one transaction (the fast path for
-    /// bulk imports and the benchmark).
-    /// Artifacts get their snippet entries in the same transaction.
+    /// Puts JS objects in one transaction (the fast path for bulk imports and
+    /// the benchmark). Artifacts get their index fields (on copies), or, in a
+    /// batch of [`LAZY_INDEX_BATCH`] or more, are written as they are with
+    /// their sessions marked stale in the same transaction.
     pub async fn put_js(&self, store: &str, records: &[JsValue]) -> Result<()> {
-        let with_snippets = store == ARTIFACTS;
-        let stores: &[&str] = if with_snippets { &[ARTIFACTS, SNIPPETS] } else { &[store] };
+        let artifacts = store == ARTIFACTS;
+        let lazy = artifacts && records.len() >= LAZY_INDEX_BATCH;
+        let stores: &[&str] = if lazy { &[ARTIFACTS, INDEX_STALE] } else { &[store] };
         let tx = self.transaction(stores, IdbTransactionMode::Readwrite)?;
         let done = transaction_done(&tx);
-        let object_store = tx.object_store(store).map_err(|e| store_error(&e))?;
-        let snippet_store =
-            if with_snippets { Some(tx.object_store(SNIPPETS).map_err(|e| store_error(&e))?) } else { None };
-        for record in records {
-            let mut issued = object_store.put(record).map(|_| ());
-            if let (Ok(()), Some(snippets)) = (&issued, &snippet_store) {
-                issued = snippet_js(record).and_then(|entry| snippets.put(&entry)).map(|_| ());
+        let issued = (|| -> std::result::Result<(), JsValue> {
+            let object_store = tx.object_store(store)?;
+            for record in records {
+                match (artifacts, lazy) {
+                    (true, true) => object_store.put(&without_index_js(record))?,
+                    (true, false) => object_store.put(&with_index_js(record))?,
+                    (false, _) => object_store.put(record)?,
+                };
             }
-            if let Err(e) = issued {
-                let _ = tx.abort();
-                let _ = done.await;
-                return Err(store_error(&e));
+            if lazy {
+                let stale = tx.object_store(INDEX_STALE)?;
+                let all: Array = records.iter().collect();
+                for session in sessions_of(&all).iter() {
+                    stale.put(&stale_mark(&session))?;
+                }
             }
+            Ok(())
+        })();
+        if let Err(e) = issued {
+            let _ = tx.abort();
+            let _ = done.await;
+            return Err(store_error(&e));
         }
         commit(&tx);
         done.await.map(|_| ()).map_err(|e| store_error(&e))
@@ -312,25 +445,50 @@ impl IdbBackend {
         Ok(request_done(&request).await.map_err(|e| store_error(&e))?.unchecked_into())
     }
 
-    /// The snippet index (`### [ID: …] title\nSnippet: …...` entries joined
-    /// by blank lines) of a session's active artifacts, in id order: one
-    /// `getAll` on the snippet store's `[sessionId, active]` index, so only
-    /// the small index entries are read, never the full contents.
-    pub async fn active_snippet_index(&self, session_id: &str, chars: usize) -> Result<String> {
-        let key: Array = [JsValue::from_str(session_id), JsValue::from(1)].iter().collect();
-        let entries = self.get_all_js(SNIPPETS, "bySessionActive", &key).await?;
-        let mut out = String::with_capacity(entries.length() as usize * (chars + 80));
-        for entry in entries.iter() {
-            let get = |k: &str| {
-                Reflect::get(&entry, &JsValue::from_str(k)).ok().and_then(|v| v.as_string()).unwrap_or_default()
-            };
-            if !out.is_empty() {
-                out.push_str("\n\n");
-            }
-            let snippet = get("snippet");
-            crate::context::snippet_entry(&mut out, &get("id"), &get("title"), &snippet, chars);
+    /// One read of a session's index entries: the `bySessionActive` keys (no
+    /// record is loaded) and whether the session is marked stale.
+    async fn read_index(&self, session_id: &str, active_only: bool) -> Result<(Vec<ArtifactSnippet>, bool)> {
+        let tx = self.transaction(&[ARTIFACTS, INDEX_STALE], IdbTransactionMode::Readonly)?;
+        let session = JsValue::from_str(session_id);
+        let (lower, upper): (Array, Array) = if active_only {
+            (
+                [session.clone(), 1.into()].iter().collect(),
+                [session.clone(), 1.into(), Array::new().into()].iter().collect(),
+            )
+        } else {
+            ([session.clone()].iter().collect(), [session.clone(), Array::new().into()].iter().collect())
+        };
+        // Listen before awaiting anything: the request may succeed meanwhile.
+        let stale =
+            request_done(&tx.object_store(INDEX_STALE).and_then(|s| s.get(&session)).map_err(|e| store_error(&e))?);
+        let index = tx.object_store(ARTIFACTS).and_then(|s| s.index("bySessionActive")).map_err(|e| store_error(&e))?;
+        let keys = index_keys(&index, &lower, &upper).map_err(|e| store_error(&e))?;
+        let keys: Array = JsFuture::from(keys).await.map_err(|e| store_error(&e))?.unchecked_into();
+        let stale = !stale.await.map_err(|e| store_error(&e))?.is_undefined();
+        let mut entries: Vec<ArtifactSnippet> = keys.iter().filter_map(|k| entry_of_key(&k)).collect();
+        if !active_only {
+            entries.sort_by(|a, b| a.id.cmp(&b.id));
         }
-        Ok(out)
+        Ok((entries, stale))
+    }
+
+    /// Adds the index fields to every artifact of a stale session and clears
+    /// its mark, in one transaction.
+    async fn reindex_session(&self, session_id: &str) -> Result<()> {
+        let tx = self.transaction(&[ARTIFACTS, INDEX_STALE], IdbTransactionMode::Readwrite)?;
+        let done = transaction_done(&tx);
+        let issued = (|| -> std::result::Result<(), JsValue> {
+            let store = tx.object_store(ARTIFACTS)?;
+            let request = store.index("sessionId")?.get_all_with_key(&JsValue::from_str(session_id))?;
+            index_on_success(&request, store, Some((tx.object_store(INDEX_STALE)?, session_id.to_owned())));
+            Ok(())
+        })();
+        if let Err(e) = issued {
+            let _ = tx.abort();
+            let _ = done.await;
+            return Err(store_error(&e));
+        }
+        done.await.map(|_| ()).map_err(|e| store_error(&e))
     }
 
     /// Counts a store's records.
@@ -366,6 +524,20 @@ impl Backend for IdbBackend {
         all.iter().map(|v| from_js(store, v)).collect()
     }
 
+    /// Read from the `bySessionActive` index keys alone. A session a bulk
+    /// write left stale is indexed first (once), then read again.
+    async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+        for _ in 0..3 {
+            let (entries, stale) = self.read_index(session_id, active_only).await?;
+            if !stale {
+                return Ok(entries);
+            }
+            self.reindex_session(session_id).await?;
+        }
+        // Bulk writes keep marking the session stale: derive from the records.
+        index_from_records(self.by_index(ARTIFACTS, "sessionId", session_id).await?, active_only)
+    }
+
     async fn write(&self, writes: Vec<Write>) -> Result<()> {
         if writes.is_empty() {
             return Ok(());
@@ -376,6 +548,14 @@ impl Backend for IdbBackend {
                 Write::Put { store, .. } | Write::Delete { store, .. } => *store,
             })
             .collect();
+        // Artifacts carry their index fields, or, in a large batch, are
+        // written without them and their sessions marked stale.
+        let artifact_puts = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count();
+        let lazy = artifact_puts >= LAZY_INDEX_BATCH;
+        let mut stale_sessions = std::collections::BTreeSet::new();
+        if lazy {
+            stores.push(INDEX_STALE);
+        }
         stores.sort_unstable();
         stores.dedup();
         // Convert everything first: a record that cannot be converted fails
@@ -383,9 +563,30 @@ impl Backend for IdbBackend {
         let mut requests = Vec::with_capacity(writes.len());
         for write in &writes {
             requests.push(match write {
+                Write::Put { store: ARTIFACTS, value } => {
+                    let fields = (!lazy).then(|| ArtifactSnippet::index_field(value));
+                    let mut value = value.clone();
+                    if let Some(record) = value.as_object_mut() {
+                        match fields {
+                            Some(fields) => {
+                                record.insert(INDEX_FIELD.to_owned(), fields);
+                            }
+                            None => {
+                                record.remove(INDEX_FIELD);
+                                if let Some(session) = record.get("sessionId").and_then(Value::as_str) {
+                                    stale_sessions.insert(session.to_owned());
+                                }
+                            }
+                        }
+                    }
+                    (ARTIFACTS, true, to_js(&value)?)
+                }
                 Write::Put { store, value } => (*store, true, to_js(value)?),
                 Write::Delete { store, key } => (*store, false, JsValue::from_str(key)),
             });
+        }
+        for session in stale_sessions {
+            requests.push((INDEX_STALE, true, to_js(&serde_json::json!({ "sessionId": session }))?));
         }
         let tx = self.transaction(&stores, IdbTransactionMode::Readwrite)?;
         let done = transaction_done(&tx);

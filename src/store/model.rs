@@ -15,7 +15,10 @@ pub mod stores {
     pub const CHECKPOINTS: &str = "checkpoints";
     pub const REVISIONS: &str = "revisions";
     pub const SETTINGS: &str = "settings";
+    /// Schema v3 only (removed in v4): index entries in a store of their own.
     pub const SNIPPETS: &str = "artifactSnippets";
+    /// Sessions whose artifacts were bulk-written without index fields.
+    pub const INDEX_STALE: &str = "artifactIndexStale";
 }
 
 /// What kind of material an artifact holds.
@@ -143,9 +146,11 @@ pub struct Setting {
     pub value: Value,
 }
 
-/// The index entry of an artifact, kept beside it so the per-call artifact
-/// index reads a few hundred bytes per artifact instead of its full text.
-/// Written in the same batch as the artifact itself.
+/// The index entry of an artifact: what the per-call artifact index needs
+/// (a few hundred bytes) instead of its full text. In IndexedDB it is the key
+/// of the artifact store's `bySessionActive` index, read with a key cursor
+/// without loading any record; its derived parts live in the record's
+/// [`INDEX_FIELD`] object, written with the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactSnippet {
@@ -164,6 +169,12 @@ pub struct ArtifactSnippet {
 /// Characters of content kept in an [`ArtifactSnippet`].
 pub const SNIPPET_CHARS: usize = 300;
 
+/// The field of a stored artifact record that holds the derived parts of its
+/// index entry: `{active, snippet, length}`. Storage-only: the backends
+/// strip it on read, so the record the rest of the code (and a Dexie app)
+/// sees keeps the shape of DESIGN.md.
+pub const INDEX_FIELD: &str = "_index";
+
 impl ArtifactSnippet {
     /// The index entry of `artifact`.
     pub fn of(artifact: &SessionArtifact) -> ArtifactSnippet {
@@ -176,5 +187,16 @@ impl ArtifactSnippet {
             length: artifact.content.encode_utf16().count(),
             created_at: artifact.created_at,
         }
+    }
+
+    /// The [`INDEX_FIELD`] value of a stored artifact record (any JSON
+    /// object: a record a Dexie app wrote may lack fields).
+    pub fn index_field(record: &Value) -> Value {
+        let content = record.get("content").and_then(Value::as_str).unwrap_or("");
+        serde_json::json!({
+            "active": u8::from(record.get("isActive") == Some(&Value::Bool(true))),
+            "snippet": crate::context::snippet(content, SNIPPET_CHARS),
+            "length": content.encode_utf16().count(),
+        })
     }
 }

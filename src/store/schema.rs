@@ -21,6 +21,20 @@ pub enum Migration {
     /// Fill `artifactSnippets` from the existing `sessionArtifacts` (including
     /// records a Dexie app wrote).
     SnippetsFromArtifacts,
+    /// Add the index fields (`_index`) to every existing `sessionArtifacts`
+    /// record, so each appears in the `bySessionActive` index.
+    IndexArtifacts,
+}
+
+impl Migration {
+    /// The store a migration fills (skipped when a later version of the same
+    /// upgrade removes that store).
+    pub fn target(self) -> &'static str {
+        match self {
+            Migration::SnippetsFromArtifacts => SNIPPETS,
+            Migration::IndexArtifacts => ARTIFACTS,
+        }
+    }
 }
 
 /// What one schema version adds.
@@ -31,6 +45,8 @@ pub struct Version {
     /// Indexes added to stores created by earlier versions.
     pub indexes: &'static [(&'static str, &'static str, &'static [&'static str])],
     pub migrations: &'static [Migration],
+    /// Stores this version deletes.
+    pub removes: &'static [&'static str],
 }
 
 /// Every version, oldest first. Never edit a released entry: add one.
@@ -41,6 +57,7 @@ pub const VERSIONS: &[Version] = &[
         stores: &[StoreSpec { name: ARTIFACTS, key_path: "id", indexes: &[("sessionId", &["sessionId"])] }],
         indexes: &[],
         migrations: &[],
+        removes: &[],
     },
     // 2: the person's projects and the agent's bookkeeping.
     Version {
@@ -56,6 +73,7 @@ pub const VERSIONS: &[Version] = &[
         ],
         indexes: &[],
         migrations: &[],
+        removes: &[],
     },
     // 3: artifact index entries apart from the full contents.
     Version {
@@ -67,8 +85,26 @@ pub const VERSIONS: &[Version] = &[
         }],
         indexes: &[],
         migrations: &[Migration::SnippetsFromArtifacts],
+        removes: &[],
+    },
+    // 4: the index entries move into the artifact store's own compound index
+    // (its key carries the snippet, so a key cursor reads the artifact index
+    // without loading a record, and a write updates one record); bulk writes
+    // may leave a session's index fields to its first read (INDEX_STALE).
+    Version {
+        number: 4,
+        stores: &[StoreSpec { name: INDEX_STALE, key_path: "sessionId", indexes: &[] }],
+        indexes: &[(ARTIFACTS, "bySessionActive", ARTIFACT_INDEX_PATH)],
+        migrations: &[Migration::IndexArtifacts],
+        removes: &[SNIPPETS],
     },
 ];
+
+/// Key path of the artifact store's `bySessionActive` index: its keys are
+/// whole [`ArtifactSnippet`](super::model::ArtifactSnippet)s, in id order
+/// within a session and activity.
+pub const ARTIFACT_INDEX_PATH: &[&str] =
+    &["sessionId", "_index.active", "id", "title", "_index.snippet", "_index.length", "createdAt"];
 
 /// The current version.
 pub fn current_version() -> u32 {

@@ -86,10 +86,20 @@ impl StoreBench {
     /// The snippet index of the session's active artifacts.
     #[wasm_bindgen(js_name = snippetIndex)]
     pub async fn snippet_index(&self, session: String, chars: u32) -> Result<String, JsValue> {
-        self.backend
-            .active_snippet_index(&session, chars as usize)
+        use crate::store::Backend;
+        let entries = self
+            .backend
+            .artifact_index(&session, true)
             .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+        let mut out = String::with_capacity(entries.len() * (chars as usize + 80));
+        for entry in &entries {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            crate::context::snippet_entry(&mut out, &entry.id, &entry.title, &entry.snippet, chars as usize);
+        }
+        Ok(out)
     }
 
     /// Records in the artifacts store.

@@ -4,7 +4,7 @@
 //! * `cargo xtask test`  — installs what is missing, then runs every test layer.
 //! * `cargo xtask demo`  — builds the package and the demo app and serves them.
 //! * `cargo xtask build` — builds the npm package (per wasm-pack.toml) and the demo.
-//! * `cargo xtask bench` — runs the benchmarks.
+//! * `cargo xtask bench [browser|adit]` — runs the benchmarks (or one group).
 //! * `cargo xtask setup` — only installs what is missing.
 //! * `cargo xtask fuzz [SECONDS]` — runs the cargo-fuzz targets for a while.
 
@@ -26,11 +26,11 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("demo") => demo(),
         Some("build") => tools::ensure_all().and_then(|_| build()),
-        Some("bench") => bench(),
+        Some("bench") => bench(args.get(1).map(String::as_str)),
         Some("setup") => tools::ensure_all().map(|_| ()),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         _ => Err(
-            "usage: cargo xtask <test|demo|build|bench|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
+            "usage: cargo xtask <test|demo|build|bench [browser|adit]|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
                 .into(),
         ),
     };
@@ -136,10 +136,18 @@ fn demo() -> Result {
         .dir(&root))
 }
 
-fn bench() -> Result {
+fn bench(only: Option<&str>) -> Result {
+    if !matches!(only, None | Some("browser" | "adit")) {
+        return Err("usage: cargo xtask bench [browser|adit]".into());
+    }
     tools::ensure_all()?;
     let root = root();
-    browser_bench(&root)?;
+    if only != Some("adit") {
+        browser_bench(&root)?;
+    }
+    if only == Some("browser") {
+        return Ok(());
+    }
     section("Adit benchmarks (criterion)");
     run(Cmd::new("cargo").args(["bench", "--bench", "adit"]).dir(&root))
 }
