@@ -230,6 +230,14 @@ async fn a_bulk_write_leaves_the_index_to_the_first_read() {
     assert_index_matches_records(&backend, &db, "bulk-0").await;
     // The caller's objects are not changed.
     assert!(Reflect::get(&records[1], &"_index".into()).unwrap().is_object());
+    // A record IndexedDB cannot store fails the whole batch, typed, and nothing of it is written.
+    let before = backend.count(stores::ARTIFACTS).await.unwrap();
+    let fresh = js_sys::JSON::parse(&bulk_records(1)[0].to_string().replace("b-0000", "fresh")).unwrap();
+    let unclonable = js_sys::JSON::parse(&bulk_records(1)[0].to_string().replace("b-0000", "bad")).unwrap();
+    Reflect::set(&unclonable, &"content".into(), &Function::new_no_args("return 1")).unwrap();
+    let err = backend.put_js(stores::ARTIFACTS, &[fresh, unclonable]).await.unwrap_err();
+    assert!(matches!(err, atelier_agent::store::StoreError::Codec { .. }), "{err:?}");
+    assert_eq!(backend.count(stores::ARTIFACTS).await.unwrap(), before);
 
     // The same through the typed batch path.
     let writes = bulk_records(300)

@@ -66,6 +66,8 @@ export async function storeBench(params = {}) {
       snippet_ms: median(snippetTimes),
       single_put_ms: median(putTimes),
       bulk_put_ms: bulkMs,
+      // The first query after the bulk put also adds the session's index fields.
+      snippet_first_ms: snippetTimes[0],
       active_count: snippet ? snippet.split("\n\n### [ID: ").length : 0,
       snippet_len: snippet.length,
       snippet_fnv: fnv1a16(snippet),

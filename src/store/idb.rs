@@ -9,7 +9,7 @@
 use std::cell::RefCell;
 
 use async_trait::async_trait;
-use js_sys::{Array, Promise, Reflect};
+use js_sys::{Array, Promise};
 use serde_json::Value;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -83,26 +83,7 @@ fn request_done(request: &IdbRequest) -> JsFuture {
 
 /// A promise settled when a transaction completes (or aborts, with its error).
 fn transaction_done(tx: &IdbTransaction) -> JsFuture {
-    let tx = tx.clone();
-    JsFuture::from(Promise::new(&mut |resolve, reject| {
-        let ok = Closure::once_into_js(move || {
-            let _ = resolve.call0(&JsValue::NULL);
-        });
-        let t = tx.clone();
-        let reject2 = reject.clone();
-        let t2 = tx.clone();
-        let aborted = Closure::once_into_js(move || {
-            let error = t.error().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("transaction aborted"));
-            let _ = reject.call1(&JsValue::NULL, &error);
-        });
-        let failed = Closure::once_into_js(move || {
-            let error = t2.error().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("transaction failed"));
-            let _ = reject2.call1(&JsValue::NULL, &error);
-        });
-        tx.set_oncomplete(Some(ok.unchecked_ref()));
-        tx.set_onabort(Some(aborted.unchecked_ref()));
-        tx.set_onerror(Some(failed.unchecked_ref()));
-    }))
+    JsFuture::from(transaction_promise(tx))
 }
 
 /// Asks the transaction to commit now rather than when the event loop is
@@ -240,10 +221,20 @@ export function withoutIndex(record) {
   const { _index, ...rest } = record;
   return rest;
 }
-export function sessionsOf(records) {
-  const seen = new Set();
-  for (const r of records) if (r !== null && typeof r === "object" && typeof r.sessionId === "string") seen.add(r.sessionId);
-  return [...seen];
+export function putUnindexed(store, stale, records) {
+  const sessions = new Set();
+  for (const r of records) {
+    store.put(withoutIndex(r));
+    if (r !== null && typeof r === "object" && typeof r.sessionId === "string") sessions.add(r.sessionId);
+  }
+  for (const sessionId of sessions) stale.put({ sessionId });
+}
+export function transactionPromise(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
+    tx.onerror = () => reject(tx.error ?? new DOMException("transaction failed", "UnknownError"));
+  });
 }
 export function indexKeys(index, lower, upper) {
   return new Promise((resolve, reject) => {
@@ -268,8 +259,14 @@ extern "C" {
     fn with_index_fields(record: &JsValue, snippet: &str) -> JsValue;
     #[wasm_bindgen(js_name = withoutIndex)]
     fn without_index_js(record: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = sessionsOf)]
-    fn sessions_of(records: &Array) -> Array;
+    #[wasm_bindgen(js_name = putUnindexed, catch)]
+    fn put_unindexed(
+        store: &web_sys::IdbObjectStore,
+        stale: &web_sys::IdbObjectStore,
+        records: &Array,
+    ) -> std::result::Result<(), JsValue>;
+    #[wasm_bindgen(js_name = transactionPromise)]
+    fn transaction_promise(tx: &IdbTransaction) -> Promise;
     #[wasm_bindgen(js_name = indexKeys, catch)]
     fn index_keys(index: &web_sys::IdbIndex, lower: &Array, upper: &Array) -> std::result::Result<Promise, JsValue>;
 }
@@ -310,12 +307,6 @@ fn entry_of_key(key: &JsValue) -> Option<ArtifactSnippet> {
         length: number(5)? as usize,
         created_at: number(6)?,
     })
-}
-
-fn stale_mark(session_id: &JsValue) -> JsValue {
-    let mark = js_sys::Object::new();
-    let _ = Reflect::set(&mark, &JsValue::from_str("sessionId"), session_id);
-    mark.into()
 }
 
 fn create_index(store: &web_sys::IdbObjectStore, name: &str, path: &[&str]) -> std::result::Result<(), JsValue> {
@@ -405,36 +396,42 @@ impl IdbBackend {
     /// batch of [`LAZY_INDEX_BATCH`] or more, are written as they are with
     /// their sessions marked stale in the same transaction.
     pub async fn put_js(&self, store: &str, records: &[JsValue]) -> Result<()> {
+        let done = self.issue_put_js(store, &records.iter().collect())?;
+        JsFuture::from(done).await.map(|_| ()).map_err(|e| store_error(&e))
+    }
+
+    /// [`put_js`](Self::put_js) for JS callers: every request is issued now
+    /// and the promise settles with the transaction (rejected with its
+    /// DOMException when it aborts).
+    pub fn issue_put_js(&self, store: &str, records: &Array) -> Result<Promise> {
         let artifacts = store == ARTIFACTS;
-        let lazy = artifacts && records.len() >= LAZY_INDEX_BATCH;
+        let lazy = artifacts && records.length() as usize >= LAZY_INDEX_BATCH;
         let stores: &[&str] = if lazy { &[ARTIFACTS, INDEX_STALE] } else { &[store] };
         let tx = self.transaction(stores, IdbTransactionMode::Readwrite)?;
-        let done = transaction_done(&tx);
+        let done = transaction_promise(&tx);
         let issued = (|| -> std::result::Result<(), JsValue> {
             let object_store = tx.object_store(store)?;
-            for record in records {
-                match (artifacts, lazy) {
-                    (true, true) => object_store.put(&without_index_js(record))?,
-                    (true, false) => object_store.put(&with_index_js(record))?,
-                    (false, _) => object_store.put(record)?,
-                };
-            }
             if lazy {
-                let stale = tx.object_store(INDEX_STALE)?;
-                let all: Array = records.iter().collect();
-                for session in sessions_of(&all).iter() {
-                    stale.put(&stale_mark(&session))?;
+                // One call for the whole batch: no crossing per record.
+                return put_unindexed(&object_store, &tx.object_store(INDEX_STALE)?, records);
+            }
+            for record in records.iter() {
+                if artifacts {
+                    object_store.put(&with_index_js(&record))?;
+                } else {
+                    object_store.put(&record)?;
                 }
             }
             Ok(())
         })();
         if let Err(e) = issued {
             let _ = tx.abort();
-            let _ = done.await;
+            // The abort rejects `done`: handle it so it is not reported as unhandled.
+            drop(JsFuture::from(done));
             return Err(store_error(&e));
         }
         commit(&tx);
-        done.await.map(|_| ()).map_err(|e| store_error(&e))
+        Ok(done)
     }
 
     /// The records of `index` equal to `key`, as JS objects.

@@ -33,10 +33,8 @@ impl GraphBench {
     /// (database `db_name`, deleted first and after).
     #[wasm_bindgen(js_name = passPersisted)]
     pub async fn pass_persisted(&self, runs: u32, db_name: String) -> Result<u32, JsValue> {
-        let error = |e: String| JsValue::from(js_sys::Error::new(&e));
         let _ = crate::store::IdbBackend::delete(&db_name).await;
-        let backend =
-            std::rc::Rc::new(crate::store::IdbBackend::open(&db_name).await.map_err(|e| error(e.to_string()))?);
+        let backend = std::rc::Rc::new(crate::store::IdbBackend::open(&db_name).await.map_err(error)?);
         let saver = crate::store::StoreCheckpointer::<BenchState>::new(
             backend.clone(),
             crate::graph::PrunePolicy { keep_per_thread: usize::MAX },
@@ -46,6 +44,11 @@ impl GraphBench {
         let _ = crate::store::IdbBackend::delete(&db_name).await;
         out
     }
+}
+
+/// A store or graph error as a JS `Error`.
+fn error(e: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&e.to_string()).into()
 }
 
 /// The "store" workload on our IndexedDB backend (a database of its own).
@@ -59,39 +62,27 @@ impl StoreBench {
     /// Deletes `name` if it exists and opens it fresh at the current schema.
     pub async fn open(name: String) -> Result<StoreBench, JsValue> {
         let _ = crate::store::IdbBackend::delete(&name).await;
-        let backend = crate::store::IdbBackend::open(&name)
-            .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+        let backend = crate::store::IdbBackend::open(&name).await.map_err(error)?;
         Ok(StoreBench { backend })
     }
 
-    /// Puts every record in one transaction.
+    /// Puts every record in one transaction (artifacts of a batch this size
+    /// leave their index to the session's first read).
     #[wasm_bindgen(js_name = bulkPut)]
-    pub async fn bulk_put(&self, records: js_sys::Array) -> Result<(), JsValue> {
-        let records: Vec<JsValue> = records.to_vec();
-        self.backend
-            .put_js(crate::store::stores::ARTIFACTS, &records)
-            .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    pub fn bulk_put(&self, records: js_sys::Array) -> Result<js_sys::Promise, JsValue> {
+        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &records).map_err(error)
     }
 
-    /// Puts one record in its own transaction.
-    pub async fn put(&self, record: JsValue) -> Result<(), JsValue> {
-        self.backend
-            .put_js(crate::store::stores::ARTIFACTS, &[record])
-            .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+    /// Puts one record (with its index fields) in its own transaction.
+    pub fn put(&self, record: JsValue) -> Result<js_sys::Promise, JsValue> {
+        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &std::iter::once(record).collect()).map_err(error)
     }
 
     /// The snippet index of the session's active artifacts.
     #[wasm_bindgen(js_name = snippetIndex)]
     pub async fn snippet_index(&self, session: String, chars: u32) -> Result<String, JsValue> {
         use crate::store::Backend;
-        let entries = self
-            .backend
-            .artifact_index(&session, true)
-            .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))?;
+        let entries = self.backend.artifact_index(&session, true).await.map_err(error)?;
         let mut out = String::with_capacity(entries.len() * (chars as usize + 80));
         for entry in &entries {
             if !out.is_empty() {
@@ -104,10 +95,7 @@ impl StoreBench {
 
     /// Records in the artifacts store.
     pub async fn count(&self) -> Result<u32, JsValue> {
-        self.backend
-            .count(crate::store::stores::ARTIFACTS)
-            .await
-            .map_err(|e| JsValue::from(js_sys::Error::new(&e.to_string())))
+        self.backend.count(crate::store::stores::ARTIFACTS).await.map_err(error)
     }
 
     /// Closes the connection.
