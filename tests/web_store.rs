@@ -258,6 +258,23 @@ async fn a_bulk_write_leaves_the_index_to_the_first_read() {
 }
 
 #[wasm_bindgen_test]
+async fn a_snippet_cut_inside_an_emoji_sequence_steps_back_to_its_start() {
+    // 300 characters in 315 UTF-16 units, then a skin-tone modifier that
+    // belongs to the thumbs-up before it and straddles unit 316.
+    let content = format!("{}{}👍🏽 and more", "😀".repeat(14), "a".repeat(285));
+    let db_name = name("emoji");
+    let (backend, db) = open(&db_name).await;
+    let record = json!({"id": "e", "sessionId": "s", "type": "text", "title": "T", "content": content,
+                        "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
+    backend.put_js(stores::ARTIFACTS, &[js_sys::JSON::parse(&record.to_string()).unwrap()]).await.unwrap();
+    let entry = &backend.artifact_index("s", true).await.unwrap()[0];
+    assert_eq!(entry.snippet, format!("{}{}", "😀".repeat(14), "a".repeat(285)));
+    assert_eq!(entry, &ArtifactSnippet::of(&db.artifact("e").await.unwrap()), "the same cut as in Rust");
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
 async fn a_full_disk_is_typed_and_nothing_is_half_written() {
     let db_name = name("quota");
     let (backend, db) = open(&db_name).await;

@@ -204,17 +204,20 @@ fn snippets_from_artifacts(tx: &IdbTransaction) -> std::result::Result<(), JsVal
 #[wasm_bindgen(inline_js = r#"
 export function contentHead(record, units) {
   const c = record.content;
-  return typeof c === "string" ? c.substring(0, units) : "";
+  if (typeof c !== "string") return "";
+  // Never end on half a surrogate pair (it would cross as U+FFFD).
+  const end = units < c.length && (c.charCodeAt(units - 1) & 0xfc00) === 0xd800 ? units + 1 : units;
+  return c.substring(0, end);
 }
 export function snippetEntry(record, snippet) {
   const c = record.content;
   return { id: record.id, sessionId: record.sessionId, active: record.isActive === true ? 1 : 0, title: record.title,
            snippet, length: typeof c === "string" ? c.length : 0, createdAt: record.createdAt };
 }
-export function withIndex(record, snippet) {
-  const c = record.content;
-  return { ...record, _index: { active: record.isActive === true ? 1 : 0, snippet,
-                                length: typeof c === "string" ? c.length : 0 } };
+export function withIndex(record, snippetUnits) {
+  const c = typeof record.content === "string" ? record.content : "";
+  return { ...record, _index: { active: record.isActive === true ? 1 : 0, snippet: c.substring(0, snippetUnits),
+                                length: c.length } };
 }
 export function withoutIndex(record) {
   if (record === null || typeof record !== "object" || !("_index" in record)) return record;
@@ -256,7 +259,7 @@ extern "C" {
     #[wasm_bindgen(js_name = snippetEntry)]
     fn snippet_entry_js(record: &JsValue, snippet: &str) -> JsValue;
     #[wasm_bindgen(js_name = withIndex)]
-    fn with_index_fields(record: &JsValue, snippet: &str) -> JsValue;
+    fn with_index_fields(record: &JsValue, snippet_units: u32) -> JsValue;
     #[wasm_bindgen(js_name = withoutIndex)]
     fn without_index_js(record: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = putUnindexed, catch)]
@@ -288,9 +291,11 @@ fn snippet_js(record: &JsValue) -> std::result::Result<JsValue, JsValue> {
     Ok(snippet_entry_js(record, &snippet_of_js(record)))
 }
 
-/// A copy of a JS artifact record with its index fields.
+/// A copy of a JS artifact record with its index fields. The snippet is cut
+/// in JS at the length Rust worked out (it is a prefix of the content), so
+/// no string crosses back.
 fn with_index_js(record: &JsValue) -> JsValue {
-    with_index_fields(record, &snippet_of_js(record))
+    with_index_fields(record, snippet_of_js(record).encode_utf16().count() as u32)
 }
 
 /// An index key of `bySessionActive` (see `schema::ARTIFACT_INDEX_PATH`) as an entry.

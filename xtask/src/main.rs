@@ -4,7 +4,7 @@
 //! * `cargo xtask test`  — installs what is missing, then runs every test layer.
 //! * `cargo xtask demo`  — builds the package and the demo app and serves them.
 //! * `cargo xtask build` — builds the npm package (per wasm-pack.toml) and the demo.
-//! * `cargo xtask bench [browser|adit]` — runs the benchmarks (or one group).
+//! * `cargo xtask bench [browser|adit|proxy]` — runs the benchmarks (or one group).
 //! * `cargo xtask setup` — only installs what is missing.
 //! * `cargo xtask fuzz [SECONDS]` — runs the cargo-fuzz targets for a while.
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Some("setup") => tools::ensure_all().map(|_| ()),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         _ => Err(
-            "usage: cargo xtask <test|demo|build|bench [browser|adit]|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
+            "usage: cargo xtask <test|demo|build|bench [browser|adit|proxy]|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
                 .into(),
         ),
     };
@@ -137,19 +137,24 @@ fn demo() -> Result {
 }
 
 fn bench(only: Option<&str>) -> Result {
-    if !matches!(only, None | Some("browser" | "adit")) {
-        return Err("usage: cargo xtask bench [browser|adit]".into());
+    if !matches!(only, None | Some("browser" | "adit" | "proxy")) {
+        return Err("usage: cargo xtask bench [browser|adit|proxy]".into());
     }
+    let wanted = |group: &str| only.is_none() || only == Some(group);
     tools::ensure_all()?;
     let root = root();
-    if only != Some("adit") {
+    if wanted("browser") {
         browser_bench(&root)?;
     }
-    if only == Some("browser") {
-        return Ok(());
+    if wanted("adit") {
+        section("Adit benchmarks (criterion)");
+        run(Cmd::new("cargo").args(["bench", "--bench", "adit"]).dir(&root))?;
     }
-    section("Adit benchmarks (criterion)");
-    run(Cmd::new("cargo").args(["bench", "--bench", "adit"]).dir(&root))
+    if wanted("proxy") {
+        section("proxy overhead (loopback)");
+        run(Cmd::new("cargo").args(["bench", "-p", "atelier-proxy", "--bench", "passthrough"]).dir(&root))?;
+    }
+    Ok(())
 }
 
 /// The shared browser harness (LangGraph.js, Dexie, raw IndexedDB) with our
