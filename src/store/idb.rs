@@ -392,8 +392,14 @@ impl IdbBackend {
     }
 
     fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
-        let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
-        self.db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| store_error(&e))
+        let tx = match stores {
+            [one] => self.db.transaction_with_str_and_mode(one, mode),
+            _ => {
+                let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+                self.db.transaction_with_str_sequence_and_mode(&names, mode)
+            }
+        };
+        tx.map_err(|e| store_error(&e))
     }
 
     /// Puts JS objects in one transaction (the fast path for bulk imports and
