@@ -1,8 +1,9 @@
 //! The `Agent` JS class in Chromium, against the real proxy binary and the
 //! scripted fake upstream (chat and search) that `cargo xtask test` starts:
 //! a greeting, a research turn whose search becomes an artifact that can be
-//! toggled out of the next request, a review approved across a reload, and
-//! an abort through an AbortSignal.
+//! toggled out of the next request, a review approved across a reload, an
+//! abort through an AbortSignal, and the data methods (projects, plot,
+//! export/import, artifact import).
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
 use atelier_agent::platform::random_id;
@@ -191,4 +192,34 @@ async fn project_plot_export_and_memories_through_the_js_api() {
     assert_eq!(dates.length(), 0);
     let err = JsFuture::from(agent.edit_artifact("missing".into(), "x".into())).await.unwrap_err();
     assert_eq!(prop(&err, "code").as_string().as_deref(), Some("not_found"));
+}
+
+#[wasm_bindgen_test]
+async fn artifacts_import_through_the_js_api_whole_or_not_at_all() {
+    let agent = open(&format!("agent-{}", random_id())).await;
+    // A Dexie app's rows (no lifecycle), enough to take the bulk path.
+    let rows: Vec<Value> = (0..300)
+        .map(|i| {
+            json!({ "id": format!("d-{i:03}"), "sessionId": "imported", "type": "web_search",
+                    "title": format!("Search: {i}"), "content": "結果".repeat(200), "isActive": i % 2 == 0,
+                    "createdAt": 1_700_000_000_000u64 + i, "updatedAt": 1_700_000_000_000u64 + i })
+        })
+        .collect();
+    let stored = JsFuture::from(agent.import_artifacts(js(json!(rows)))).await.unwrap();
+    assert_eq!(stored.as_f64(), Some(300.0));
+    let list: Array = JsFuture::from(agent.list_artifacts("imported".into())).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 300);
+    assert_eq!(prop(&list.get(0), "lifecycle").as_string().as_deref(), Some("overwritable"));
+    assert!(prop(&list.get(0), "_index").is_undefined(), "storage fields stay in storage");
+
+    let bad = json!([{ "id": "new", "sessionId": "imported", "type": "text", "title": "T", "content": "c",
+                       "isActive": true, "createdAt": 1, "updatedAt": 1 },
+                     { "id": "worse", "sessionId": "imported", "type": "video", "title": "T", "content": "c",
+                       "isActive": true, "createdAt": 1, "updatedAt": 1 }]);
+    let err = JsFuture::from(agent.import_artifacts(js(bad))).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("import"));
+    let message = prop(&err, "message").as_string().unwrap();
+    assert!(message.contains("artifact 1 (id worse)"), "{message}");
+    let list: Array = JsFuture::from(agent.list_artifacts("imported".into())).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 300, "nothing of the refused import was written");
 }

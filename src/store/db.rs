@@ -186,6 +186,25 @@ impl Db {
         self.change(ARTIFACTS, id, None, Some(origin), "delete_artifact").await
     }
 
+    /// Stores artifacts brought from elsewhere (a backup from `listArtifacts`,
+    /// a Dexie app's `sessionArtifacts` rows), replacing any with the same id,
+    /// in one batch. Every record is checked first: one that is not an
+    /// artifact refuses the whole import and nothing is written. A large
+    /// import leaves each session's index to its first read.
+    pub async fn import_artifacts(&self, records: &[Value]) -> Result<usize> {
+        let mut writes = Vec::with_capacity(records.len());
+        for (i, record) in records.iter().enumerate() {
+            let artifact: SessionArtifact = serde_json::from_value(record.clone()).map_err(|e| {
+                let id = record.get("id").and_then(Value::as_str).unwrap_or("?");
+                StoreError::Import(format!("artifact {i} (id {id}): {e}"))
+            })?;
+            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
+        }
+        let count = writes.len();
+        self.backend.write(writes).await?;
+        Ok(count)
+    }
+
     // ---- projects, manuscripts, plots ---------------------------------------
 
     pub async fn projects(&self) -> Result<Vec<Project>> {

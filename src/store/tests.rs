@@ -173,6 +173,30 @@ fn export_import_round_trip() {
 }
 
 #[test]
+fn artifacts_import_whole_or_not_at_all() {
+    let db = db();
+    let a =
+        block_on(db.create_artifact("s", ArtifactType::Text, "Glossary", "語彙", Lifecycle::AppendOnly, Origin::User))
+            .unwrap();
+    let backup: Vec<serde_json::Value> =
+        block_on(db.artifacts("s")).unwrap().iter().map(|a| serde_json::to_value(a).unwrap()).collect();
+    let other = self::db();
+    assert_eq!(block_on(other.import_artifacts(&backup)).unwrap(), 1);
+    assert_eq!(block_on(other.artifact(&a.id)).unwrap(), a);
+    // A Dexie app's row (no lifecycle) is accepted; a record missing its content refuses the batch.
+    let dexie_row = json!({"id": "d", "sessionId": "s", "type": "web_search", "title": "Search: x", "content": "y",
+                           "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
+    let broken = json!({"id": "b", "sessionId": "s", "type": "text", "title": "T", "isActive": true,
+                        "createdAt": 1.0, "updatedAt": 1.0});
+    let err = block_on(other.import_artifacts(&[dexie_row.clone(), broken])).unwrap_err();
+    assert_eq!(err.code(), "import");
+    assert!(err.to_string().contains("artifact 1 (id b)") && err.to_string().contains("content"), "{err}");
+    assert!(block_on(other.artifact("d")).is_err(), "nothing of a refused import is written");
+    assert_eq!(block_on(other.import_artifacts(&[dexie_row])).unwrap(), 1);
+    assert_eq!(block_on(other.artifact("d")).unwrap().lifecycle, Lifecycle::Overwritable);
+}
+
+#[test]
 fn memories_by_date_and_range() {
     let db = db();
     block_on(db.add_memory("2026-01-21", "likes SF", vec!["preference".into()])).unwrap();

@@ -92,6 +92,8 @@ export interface Artifact {
   updatedAt: number;
   lifecycle: Lifecycle;
 }
+/** An artifact to import: a row from `listArtifacts` or from a Dexie app's `sessionArtifacts` table. */
+export type ArtifactInput = Omit<Artifact, "lifecycle"> & { lifecycle?: Lifecycle };
 "#;
 
 #[wasm_bindgen]
@@ -263,6 +265,22 @@ impl JsAgent {
     pub fn list_artifacts(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move { to_js(&db.artifacts(&session_id).await.map_err(error::store)?) })
+    }
+
+    /// Stores artifacts (a backup from `listArtifacts`, a Dexie app's rows),
+    /// replacing any with the same id, in one transaction; a record that is
+    /// not an artifact refuses the whole import (code `import`). Resolves to
+    /// the number stored.
+    #[wasm_bindgen(js_name = importArtifacts, unchecked_return_type = "Promise<number>")]
+    pub fn import_artifacts(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ArtifactInput[]")] artifacts: JsValue,
+    ) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let records: Vec<serde_json::Value> = from_js("an array of artifacts", artifacts)?;
+            Ok(JsValue::from(db.import_artifacts(&records).await.map_err(error::store)? as u32))
+        })
     }
 
     /// Turns an artifact's context injection on or off.

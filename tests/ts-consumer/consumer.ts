@@ -11,6 +11,7 @@ import init, {
   type AditError,
   type AgentEvent,
   type Artifact,
+  type ArtifactInput,
   type Memory,
   type PlotItem,
   type ProjectExport,
@@ -66,7 +67,12 @@ async function main(): Promise<void> {
   const artifacts: Artifact[] = await agent.listArtifacts("session-1");
   const newest = artifacts[0];
   if (newest !== undefined) await agent.setArtifactActive(newest.id, !newest.isActive);
-  console.log(plain.status, pending?.tool, seen.length);
+  const fromDexie: ArtifactInput = {
+    id: "d-1", sessionId: "session-1", type: "web_search", title: "Search: x", content: "y",
+    isActive: true, createdAt: 1, updatedAt: 1,
+  };
+  const stored: number = await agent.importArtifacts([...artifacts, fromDexie]);
+  console.log(plain.status, pending?.tool, seen.length, stored);
   const project = await agent.createProject("Novel");
   const plot: PlotItem[] = await agent.plot(project.id);
   const backup: ProjectExport = await agent.exportProject(project.id);
