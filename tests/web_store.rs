@@ -275,6 +275,57 @@ async fn a_snippet_cut_inside_an_emoji_sequence_steps_back_to_its_start() {
 }
 
 #[wasm_bindgen_test]
+async fn snippets_cut_in_js_and_in_rust_agree_with_the_grapheme_rules() {
+    // What sits at characters 299 | 300 (the cut), after 299 plain characters.
+    let cuts = [
+        "ab",
+        "あい",
+        "漢字",
+        "a。",
+        "「」",
+        "ＡＢ", // plain: cut in JS
+        "e\u{301}",
+        "か\u{3099}",
+        "\r\n",
+        "가\u{11A8}",
+        "\u{1100}\u{1161}",
+        "क\u{94D}ष",
+        "a\u{200D}",
+        "\u{600}a",
+        "🇯🇵",
+        "👍🏽",
+        "a👍",
+        "x\u{FE0F}",
+        "\u{302A}漢",
+        "漢\u{302A}",
+        "ｶ\u{FF9E}",
+    ];
+    let db_name = name("cuts");
+    let (backend, db) = open(&db_name).await;
+    let mut records = Vec::new();
+    for (i, cut) in cuts.iter().enumerate() {
+        for prefix in ["a", "あ"] {
+            let content = format!("{}{cut} and the rest", prefix.repeat(299));
+            let record = json!({"id": format!("c{i:02}{prefix}"), "sessionId": "cuts", "type": "text", "title": cut,
+                                "content": content, "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
+            records.push(js_sys::JSON::parse(&record.to_string()).unwrap());
+        }
+    }
+    // One by one: the single-put path, which cuts in JS when it can.
+    for record in &records {
+        backend.put_js(stores::ARTIFACTS, std::slice::from_ref(record)).await.unwrap();
+    }
+    let entries = backend.artifact_index("cuts", true).await.unwrap();
+    assert_eq!(entries.len(), records.len());
+    for entry in entries {
+        let expected = ArtifactSnippet::of(&db.artifact(&entry.id).await.unwrap());
+        assert_eq!(entry, expected, "cut {:?}", entry.title);
+    }
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
+#[wasm_bindgen_test]
 async fn a_full_disk_is_typed_and_nothing_is_half_written() {
     let db_name = name("quota");
     let (backend, db) = open(&db_name).await;

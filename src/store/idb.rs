@@ -224,13 +224,60 @@ export function withoutIndex(record) {
   const { _index, ...rest } = record;
   return rest;
 }
-export function putUnindexed(store, stale, records) {
-  const sessions = new Set();
-  for (const r of records) {
-    store.put(withoutIndex(r));
-    if (r !== null && typeof r === "object" && typeof r.sessionId === "string") sessions.add(r.sessionId);
+// Two characters between which UAX #29 always breaks (GB999 only): printable
+// ASCII, kana, CJK ideographs and common CJK/fullwidth punctuation.
+const SIMPLE_PAIR = /^[\x20-\x7E\u3001-\u3003\u300C-\u300F\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FE\u4E00-\u9FFF\uFF01-\uFF5E]{2}$/;
+const SURROGATE = /[\uD800-\uDFFF]/;
+// The snippet's length in UTF-16 units when it is plain to see (short
+// content, or a cut between two such characters with no surrogate before
+// it); -1 when the grapheme rules must decide (in Rust).
+export function quickSnippetUnits(record, chars) {
+  const c = record.content;
+  if (typeof c !== "string") return 0;
+  if (c.length <= chars) return c.length;
+  if (SURROGATE.test(c.substring(0, chars + 1))) return -1;
+  return SIMPLE_PAIR.test(c.substring(chars - 1, chars + 1)) ? chars : -1;
+}
+function settle(tx) {
+  const done = transactionPromise(tx);
+  done.catch(() => {});
+  return done;
+}
+// One readwrite transaction putting `records` (with their index fields when
+// `units` gives each snippet's length), committed at once; throws (after
+// aborting) when a put is refused.
+export function putRecords(db, storeName, records, units) {
+  const tx = db.transaction(storeName, "readwrite");
+  const done = settle(tx);
+  try {
+    const store = tx.objectStore(storeName);
+    for (let i = 0; i < records.length; i++) store.put(units === undefined ? records[i] : withIndex(records[i], units[i]));
+  } catch (e) {
+    tx.abort();
+    throw e;
   }
-  for (const sessionId of sessions) stale.put({ sessionId });
+  if (typeof tx.commit === "function") tx.commit();
+  return done;
+}
+// The bulk path: records as they are, their sessions marked stale.
+export function putUnindexed(db, storeName, staleName, records) {
+  const tx = db.transaction([storeName, staleName], "readwrite");
+  const done = settle(tx);
+  try {
+    const store = tx.objectStore(storeName);
+    const sessions = new Set();
+    for (const r of records) {
+      store.put(withoutIndex(r));
+      if (r !== null && typeof r === "object" && typeof r.sessionId === "string") sessions.add(r.sessionId);
+    }
+    const stale = tx.objectStore(staleName);
+    for (const sessionId of sessions) stale.put({ sessionId });
+  } catch (e) {
+    tx.abort();
+    throw e;
+  }
+  if (typeof tx.commit === "function") tx.commit();
+  return done;
 }
 export function transactionPromise(tx) {
   return new Promise((resolve, reject) => {
@@ -262,12 +309,24 @@ extern "C" {
     fn with_index_fields(record: &JsValue, snippet_units: u32) -> JsValue;
     #[wasm_bindgen(js_name = withoutIndex)]
     fn without_index_js(record: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = quickSnippetUnits)]
+    fn quick_snippet_units(record: &JsValue, chars: u32) -> i32;
+    #[wasm_bindgen(js_name = putRecords, catch)]
+    fn put_records(db: &IdbDatabase, store: &str, records: &Array) -> std::result::Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = putRecords, catch)]
+    fn put_records_indexed(
+        db: &IdbDatabase,
+        store: &str,
+        records: &Array,
+        units: &[u32],
+    ) -> std::result::Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = putUnindexed, catch)]
     fn put_unindexed(
-        store: &web_sys::IdbObjectStore,
-        stale: &web_sys::IdbObjectStore,
+        db: &IdbDatabase,
+        store: &str,
+        stale: &str,
         records: &Array,
-    ) -> std::result::Result<(), JsValue>;
+    ) -> std::result::Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = transactionPromise)]
     fn transaction_promise(tx: &IdbTransaction) -> Promise;
     #[wasm_bindgen(js_name = indexKeys, catch)]
@@ -291,11 +350,20 @@ fn snippet_js(record: &JsValue) -> std::result::Result<JsValue, JsValue> {
     Ok(snippet_entry_js(record, &snippet_of_js(record)))
 }
 
-/// A copy of a JS artifact record with its index fields. The snippet is cut
-/// in JS at the length Rust worked out (it is a prefix of the content), so
-/// no string crosses back.
+/// The length in UTF-16 units of a JS artifact record's snippet (a prefix of
+/// its content): worked out in JS when the cut is plainly a grapheme
+/// boundary, else by the grapheme rules in Rust.
+fn snippet_units_js(record: &JsValue) -> u32 {
+    match quick_snippet_units(record, SNIPPET_CHARS as u32) {
+        units @ 0.. => units as u32,
+        _ => snippet_of_js(record).encode_utf16().count() as u32,
+    }
+}
+
+/// A copy of a JS artifact record with its index fields (the snippet is cut
+/// in JS, so no string crosses back).
 fn with_index_js(record: &JsValue) -> JsValue {
-    with_index_fields(record, snippet_of_js(record).encode_utf16().count() as u32)
+    with_index_fields(record, snippet_units_js(record))
 }
 
 /// An index key of `bySessionActive` (see `schema::ARTIFACT_INDEX_PATH`) as an entry.
@@ -415,34 +483,17 @@ impl IdbBackend {
     /// and the promise settles with the transaction (rejected with its
     /// DOMException when it aborts).
     pub fn issue_put_js(&self, store: &str, records: &Array) -> Result<Promise> {
-        let artifacts = store == ARTIFACTS;
-        let lazy = artifacts && records.length() as usize >= LAZY_INDEX_BATCH;
-        let stores: &[&str] = if lazy { &[ARTIFACTS, INDEX_STALE] } else { &[store] };
-        let tx = self.transaction(stores, IdbTransactionMode::Readwrite)?;
-        let done = transaction_promise(&tx);
-        let issued = (|| -> std::result::Result<(), JsValue> {
-            let object_store = tx.object_store(store)?;
-            if lazy {
-                // One call for the whole batch: no crossing per record.
-                return put_unindexed(&object_store, &tx.object_store(INDEX_STALE)?, records);
-            }
-            for record in records.iter() {
-                if artifacts {
-                    object_store.put(&with_index_js(&record))?;
-                } else {
-                    object_store.put(&record)?;
-                }
-            }
-            Ok(())
-        })();
-        if let Err(e) = issued {
-            let _ = tx.abort();
-            // The abort rejects `done`: handle it so it is not reported as unhandled.
-            drop(JsFuture::from(done));
-            return Err(store_error(&e));
-        }
-        commit(&tx);
-        Ok(done)
+        // Each path is one call into JS, which opens the transaction, issues
+        // every put, commits, and aborts if a put is refused.
+        let issued = if store != ARTIFACTS {
+            put_records(&self.db, store, records)
+        } else if records.length() as usize >= LAZY_INDEX_BATCH {
+            put_unindexed(&self.db, ARTIFACTS, INDEX_STALE, records)
+        } else {
+            let units: Vec<u32> = records.iter().map(|r| snippet_units_js(&r)).collect();
+            put_records_indexed(&self.db, ARTIFACTS, records, &units)
+        };
+        issued.map_err(|e| store_error(&e))
     }
 
     /// The records of `index` equal to `key`, as JS objects.
