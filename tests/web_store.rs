@@ -315,11 +315,26 @@ async fn snippets_cut_in_js_and_in_rust_agree_with_the_grapheme_rules() {
     for record in &records {
         backend.put_js(stores::ARTIFACTS, std::slice::from_ref(record)).await.unwrap();
     }
-    let entries = backend.artifact_index("cuts", true).await.unwrap();
-    assert_eq!(entries.len(), records.len());
-    for entry in entries {
-        let expected = ArtifactSnippet::of(&db.artifact(&entry.id).await.unwrap());
-        assert_eq!(entry, expected, "cut {:?}", entry.title);
+    // All in one batch (plain and tricky cuts mixed): the path that falls
+    // back to Rust for every record when one cut needs the grapheme rules.
+    let batch: Vec<JsValue> = records
+        .iter()
+        .map(|r| {
+            let copy = js_sys::Object::assign(&js_sys::Object::new(), r.unchecked_ref());
+            let id = format!("b{}", js_sys::Reflect::get(r, &"id".into()).unwrap().as_string().unwrap());
+            js_sys::Reflect::set(&copy, &"id".into(), &id.into()).unwrap();
+            js_sys::Reflect::set(&copy, &"sessionId".into(), &"cuts-batch".into()).unwrap();
+            copy.into()
+        })
+        .collect();
+    backend.put_js(stores::ARTIFACTS, &batch).await.unwrap();
+    for session in ["cuts", "cuts-batch"] {
+        let entries = backend.artifact_index(session, true).await.unwrap();
+        assert_eq!(entries.len(), records.len());
+        for entry in entries {
+            let expected = ArtifactSnippet::of(&db.artifact(&entry.id).await.unwrap());
+            assert_eq!(entry, expected, "cut {:?} ({session})", entry.title);
+        }
     }
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();

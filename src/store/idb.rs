@@ -259,6 +259,16 @@ export function putRecords(db, storeName, records, units) {
   if (typeof tx.commit === "function") tx.commit();
   return done;
 }
+// `putRecords` with every snippet cut decided here, or null (nothing
+// issued) when some record needs the grapheme rules.
+export function putRecordsQuick(db, storeName, records, chars) {
+  const units = new Array(records.length);
+  for (let i = 0; i < records.length; i++) {
+    units[i] = quickSnippetUnits(records[i], chars);
+    if (units[i] < 0) return null;
+  }
+  return putRecords(db, storeName, records, units);
+}
 // The bulk path: records as they are, their sessions marked stale.
 export function putUnindexed(db, storeName, staleName, records) {
   const tx = db.transaction([storeName, staleName], "readwrite");
@@ -320,6 +330,13 @@ extern "C" {
         records: &Array,
         units: &[u32],
     ) -> std::result::Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = putRecordsQuick, catch)]
+    fn put_records_quick(
+        db: &IdbDatabase,
+        store: &str,
+        records: &Array,
+        chars: u32,
+    ) -> std::result::Result<Option<Promise>, JsValue>;
     #[wasm_bindgen(js_name = putUnindexed, catch)]
     fn put_unindexed(
         db: &IdbDatabase,
@@ -490,8 +507,15 @@ impl IdbBackend {
         } else if records.length() as usize >= LAZY_INDEX_BATCH {
             put_unindexed(&self.db, ARTIFACTS, INDEX_STALE, records)
         } else {
-            let units: Vec<u32> = records.iter().map(|r| snippet_units_js(&r)).collect();
-            put_records_indexed(&self.db, ARTIFACTS, records, &units)
+            // Usually every cut is plain and the whole put is one call.
+            match put_records_quick(&self.db, ARTIFACTS, records, SNIPPET_CHARS as u32) {
+                Ok(Some(done)) => Ok(done),
+                Ok(None) => {
+                    let units: Vec<u32> = records.iter().map(|r| snippet_units_js(&r)).collect();
+                    put_records_indexed(&self.db, ARTIFACTS, records, &units)
+                }
+                Err(e) => Err(e),
+            }
         };
         issued.map_err(|e| store_error(&e))
     }
