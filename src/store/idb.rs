@@ -39,6 +39,7 @@ pub struct IdbBackend {
     /// Test hook: the next batch fails after its first request with this
     /// DOMException name (and is rolled back).
     fail_next: RefCell<Option<String>>,
+    artifacts: ArtifactWriter,
 }
 
 fn describe(e: &JsValue) -> (String, String) {
@@ -259,15 +260,25 @@ export function putRecords(db, storeName, records, units) {
   if (typeof tx.commit === "function") tx.commit();
   return done;
 }
-// `putRecords` with every snippet cut decided here, or null (nothing
-// issued) when some record needs the grapheme rules.
-export function putRecordsQuick(db, storeName, records, chars) {
-  const units = new Array(records.length);
-  for (let i = 0; i < records.length; i++) {
-    units[i] = quickSnippetUnits(records[i], chars);
-    if (units[i] < 0) return null;
+// The artifact store's write path, bound once per connection so a put is
+// one call from WASM with no string crossing.
+export class ArtifactWriter {
+  constructor(db, storeName, staleName, chars, lazyBatch) {
+    Object.assign(this, { db, storeName, staleName, chars, lazyBatch });
   }
-  return putRecords(db, storeName, records, units);
+  // Issues the put of `records` (an array, or one record) and returns the
+  // transaction's promise; null (nothing issued) when some snippet cut needs
+  // the grapheme rules.
+  put(records) {
+    const list = Array.isArray(records) ? records : [records];
+    if (list.length >= this.lazyBatch) return putUnindexed(this.db, this.storeName, this.staleName, list);
+    const units = new Array(list.length);
+    for (let i = 0; i < list.length; i++) {
+      units[i] = quickSnippetUnits(list[i], this.chars);
+      if (units[i] < 0) return null;
+    }
+    return putRecords(this.db, this.storeName, list, units);
+  }
 }
 // The bulk path: records as they are, their sessions marked stale.
 export function putUnindexed(db, storeName, staleName, records) {
@@ -330,20 +341,11 @@ extern "C" {
         records: &Array,
         units: &[u32],
     ) -> std::result::Result<Promise, JsValue>;
-    #[wasm_bindgen(js_name = putRecordsQuick, catch)]
-    fn put_records_quick(
-        db: &IdbDatabase,
-        store: &str,
-        records: &Array,
-        chars: u32,
-    ) -> std::result::Result<Option<Promise>, JsValue>;
-    #[wasm_bindgen(js_name = putUnindexed, catch)]
-    fn put_unindexed(
-        db: &IdbDatabase,
-        store: &str,
-        stale: &str,
-        records: &Array,
-    ) -> std::result::Result<Promise, JsValue>;
+    type ArtifactWriter;
+    #[wasm_bindgen(constructor)]
+    fn new(db: &IdbDatabase, store: &str, stale: &str, chars: u32, lazy_batch: u32) -> ArtifactWriter;
+    #[wasm_bindgen(method, catch)]
+    fn put(this: &ArtifactWriter, records: &JsValue) -> std::result::Result<Option<Promise>, JsValue>;
     #[wasm_bindgen(js_name = transactionPromise)]
     fn transaction_promise(tx: &IdbTransaction) -> Promise;
     #[wasm_bindgen(js_name = indexKeys, catch)]
@@ -446,7 +448,8 @@ impl IdbBackend {
         let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
         db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
         on_version_change.forget();
-        Ok(IdbBackend { db, fail_next: RefCell::new(None) })
+        let artifacts = ArtifactWriter::new(&db, ARTIFACTS, INDEX_STALE, SNIPPET_CHARS as u32, LAZY_INDEX_BATCH as u32);
+        Ok(IdbBackend { db, fail_next: RefCell::new(None), artifacts })
     }
 
     /// Deletes the database `name` (tests and "forget everything").
@@ -492,27 +495,32 @@ impl IdbBackend {
     /// batch of [`LAZY_INDEX_BATCH`] or more, are written as they are with
     /// their sessions marked stale in the same transaction.
     pub async fn put_js(&self, store: &str, records: &[JsValue]) -> Result<()> {
-        let done = self.issue_put_js(store, &records.iter().collect())?;
+        let done = self.issue_put_js(store, &records.iter().collect::<Array>())?;
         JsFuture::from(done).await.map(|_| ()).map_err(|e| store_error(&e))
     }
 
-    /// [`put_js`](Self::put_js) for JS callers: every request is issued now
-    /// and the promise settles with the transaction (rejected with its
-    /// DOMException when it aborts).
-    pub fn issue_put_js(&self, store: &str, records: &Array) -> Result<Promise> {
+    /// [`put_js`](Self::put_js) for JS callers, of `records` (an array of
+    /// records, or one record): every request is issued now and the promise
+    /// settles with the transaction (rejected with its DOMException when it
+    /// aborts).
+    pub fn issue_put_js(&self, store: &str, records: &JsValue) -> Result<Promise> {
         // Each path is one call into JS, which opens the transaction, issues
         // every put, commits, and aborts if a put is refused.
+        let list = || match records.dyn_ref::<Array>() {
+            Some(list) => list.clone(),
+            None => Array::of1(records),
+        };
         let issued = if store != ARTIFACTS {
-            put_records(&self.db, store, records)
-        } else if records.length() as usize >= LAZY_INDEX_BATCH {
-            put_unindexed(&self.db, ARTIFACTS, INDEX_STALE, records)
+            put_records(&self.db, store, &list())
         } else {
-            // Usually every cut is plain and the whole put is one call.
-            match put_records_quick(&self.db, ARTIFACTS, records, SNIPPET_CHARS as u32) {
+            // Usually every cut is plain (or the batch leaves its index to
+            // the first read) and JS does it all.
+            match self.artifacts.put(records) {
                 Ok(Some(done)) => Ok(done),
                 Ok(None) => {
-                    let units: Vec<u32> = records.iter().map(|r| snippet_units_js(&r)).collect();
-                    put_records_indexed(&self.db, ARTIFACTS, records, &units)
+                    let list = list();
+                    let units: Vec<u32> = list.iter().map(|r| snippet_units_js(&r)).collect();
+                    put_records_indexed(&self.db, ARTIFACTS, &list, &units)
                 }
                 Err(e) => Err(e),
             }

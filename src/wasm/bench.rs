@@ -75,7 +75,7 @@ impl StoreBench {
 
     /// Puts one record (with its index fields) in its own transaction.
     pub fn put(&self, record: JsValue) -> Result<js_sys::Promise, JsValue> {
-        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &js_sys::Array::of1(&record)).map_err(error)
+        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &record).map_err(error)
     }
 
     /// The snippet index of the session's active artifacts.
