@@ -60,7 +60,7 @@ pub(crate) fn index_from_records(records: Vec<Value>, active_only: bool) -> Resu
             entries.push(ArtifactSnippet::of(&artifact));
         }
     }
-    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    super::order::sort_by(&mut entries, |a, b| a.id.cmp(&b.id));
     Ok(entries)
 }
 

@@ -52,7 +52,8 @@ fn decode<S: GraphState>(record: Value) -> Result<Checkpoint<S>, CheckpointError
 impl<S: GraphState> StoreCheckpointer<S> {
     async fn records(&self, thread: &str) -> Result<Vec<Value>, CheckpointError> {
         let mut records = self.backend.by_index(CHECKPOINTS, "threadId", thread).await.map_err(storage)?;
-        records.sort_by_key(|r| r.get("step").and_then(Value::as_u64).unwrap_or(0));
+        let step = |r: &Value| r.get("step").and_then(Value::as_u64).unwrap_or(0);
+        super::order::sort_by(&mut records, |a, b| step(a).cmp(&step(b)));
         Ok(records)
     }
 
@@ -86,7 +87,7 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
         });
         keys.retain(|(_, k)| *k != key);
         keys.push((step, key));
-        keys.sort();
+        super::order::sort_by(&mut keys, |a, b| a.cmp(b));
         let mut writes = vec![Write::Put { store: CHECKPOINTS, value }];
         let excess = keys.len().saturating_sub(self.policy.keep_per_thread.max(1));
         for (_, old) in keys.drain(..excess) {

@@ -59,8 +59,8 @@ fn revision_id() -> String {
     format!("{:015.0}-{seq:09}", platform::now_ms())
 }
 
-fn by_order<T>(items: &mut [T], order: impl Fn(&T) -> f64) {
-    items.sort_by(|a, b| order(a).total_cmp(&order(b)));
+fn by_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> f64) {
+    super::order::sort_by(items, |a, b| order(a).total_cmp(&order(b)));
 }
 
 impl Db {
@@ -122,7 +122,7 @@ impl Db {
     /// instead of the full contents.
     pub async fn artifact_summaries(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
         let mut list = self.backend.artifact_index(session_id, active_only).await?;
-        list.sort_by(|a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        super::order::sort_by(&mut list, |a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(list)
     }
 
@@ -136,7 +136,7 @@ impl Db {
     /// The session's artifacts, newest first.
     pub async fn artifacts(&self, session_id: &str) -> Result<Vec<SessionArtifact>> {
         let mut list: Vec<SessionArtifact> = self.list(ARTIFACTS, "sessionId", session_id).await?;
-        list.sort_by(|a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        super::order::sort_by(&mut list, |a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
         Ok(list)
     }
 
@@ -210,7 +210,7 @@ impl Db {
     pub async fn projects(&self) -> Result<Vec<Project>> {
         let mut list: Vec<Project> =
             self.backend.all(PROJECTS).await?.into_iter().map(|v| from_value(PROJECTS, v)).collect::<Result<_>>()?;
-        list.sort_by(|a, b| b.updated_at.total_cmp(&a.updated_at));
+        super::order::sort_by(&mut list, |a, b| b.updated_at.total_cmp(&a.updated_at));
         Ok(list)
     }
 
@@ -336,7 +336,7 @@ impl Db {
             .iter()
             .filter_map(|v| v.get("date")?.as_str().map(str::to_owned))
             .collect();
-        dates.sort();
+        super::order::sort_by(&mut dates, |a, b| a.cmp(b));
         dates.dedup();
         Ok(dates)
     }
@@ -353,7 +353,7 @@ impl Db {
             .into_iter()
             .filter(|m| m.date.as_str() >= start && m.date.as_str() <= end)
             .collect();
-        list.sort_by(|a, b| a.date.cmp(&b.date).then(a.created_at.total_cmp(&b.created_at)));
+        super::order::sort_by(&mut list, |a, b| a.date.cmp(&b.date).then(a.created_at.total_cmp(&b.created_at)));
         Ok(list)
     }
 
@@ -375,7 +375,7 @@ impl Db {
     /// Revisions made by `origin`, newest first.
     pub async fn revisions(&self, origin: Origin) -> Result<Vec<Revision>> {
         let mut list: Vec<Revision> = self.list(REVISIONS, "origin", origin.as_str()).await?;
-        list.sort_by(|a, b| b.id.cmp(&a.id));
+        super::order::sort_by(&mut list, |a, b| b.id.cmp(&a.id));
         Ok(list)
     }
 

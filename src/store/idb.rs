@@ -558,7 +558,7 @@ impl IdbBackend {
         let stale = !stale.await.map_err(|e| store_error(&e))?.is_undefined();
         let mut entries: Vec<ArtifactSnippet> = keys.iter().filter_map(|k| entry_of_key(&k)).collect();
         if !active_only {
-            entries.sort_by(|a, b| a.id.cmp(&b.id));
+            super::order::sort_by(&mut entries, |a, b| a.id.cmp(&b.id));
         }
         Ok((entries, stale))
     }

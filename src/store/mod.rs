@@ -12,6 +12,7 @@ mod checkpoints;
 mod db;
 mod error;
 mod model;
+mod order;
 pub mod schema;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
