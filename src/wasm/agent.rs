@@ -2,12 +2,13 @@
 //! runs turns, answers reviews, and manages session artifacts.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{from_js, to_js};
 use super::error;
@@ -17,6 +18,14 @@ use crate::graph::PrunePolicy;
 use crate::llm::{ProxyConfig, ProxyModel, RetryPolicy};
 use crate::store::{schema, Db, IdbBackend, StoreCheckpointer};
 use crate::tools::{ProxyWeb, ToolRegistry};
+
+/// `wasm_bindgen_futures::future_to_promise` through one boxed future type:
+/// called with each method's own future type, it compiles a copy per method
+/// (about 2.6 KB of WASM each).
+fn future_to_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
+    wasm_bindgen_futures::future_to_promise(boxed)
+}
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_AGENT: &'static str = r#"
