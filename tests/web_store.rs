@@ -33,6 +33,42 @@ extern "C" {
     fn new(name: &str) -> Dexie;
 }
 
+// The `active` parts of a session's `bySessionActive` keys, read on a
+// connection of the test's own.
+#[wasm_bindgen(inline_js = r#"
+export function indexActivity(name, session) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(name);
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const out = [];
+      const request = db.transaction("sessionArtifacts").objectStore("sessionArtifacts").index("bySessionActive")
+        .openKeyCursor(IDBKeyRange.bound([session], [session, []]));
+      request.onsuccess = () => {
+        const cursor = request.result;
+        if (cursor === null) { db.close(); resolve(out); return; }
+        out.push(cursor.key[1]);
+        cursor.continue();
+      };
+      request.onerror = () => { db.close(); reject(request.error); };
+    };
+  });
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = indexActivity)]
+    fn index_activity(name: &str, session: &str) -> Promise;
+}
+
+/// How many of `session`'s artifacts have a `bySessionActive` key, failing
+/// if an inactive one has.
+async fn indexed_artifacts(db_name: &str, session: &str) -> usize {
+    let keys: Array = JsFuture::from(index_activity(db_name, session)).await.unwrap().unchecked_into();
+    assert!(keys.iter().all(|k| k.as_f64() == Some(1.0)), "only active artifacts are indexed ({session})");
+    keys.length() as usize
+}
+
 fn name(prefix: &str) -> String {
     format!("{prefix}-{}", random_id())
 }
@@ -65,9 +101,11 @@ async fn crud_index_queries_revisions_and_undo() {
     db.create_artifact("s2", ArtifactType::Text, "Other", "x", Lifecycle::Overwritable, Origin::User).await.unwrap();
     assert_eq!(db.artifacts("s1").await.unwrap(), vec![a.clone()]);
     assert_eq!(db.artifact_summaries("s1", true).await.unwrap()[0].snippet, "結果🦀");
+    assert_eq!(indexed_artifacts(&db_name, "s1").await, 1);
     db.set_artifact_active(&a.id, false).await.unwrap();
     assert!(!db.artifact(&a.id).await.unwrap().is_active);
     assert!(db.artifact_summaries("s1", true).await.unwrap().is_empty(), "the index entry follows the toggle");
+    assert_eq!(indexed_artifacts(&db_name, "s1").await, 0, "an inactive artifact has no index key");
     let mut edited = db.artifact(&a.id).await.unwrap();
     edited.content = "新しい結果".into();
     db.save_artifact(&edited, Some(Origin::Agent), "edit_artifact").await.unwrap();
@@ -195,7 +233,7 @@ fn bulk_records(count: usize) -> Vec<serde_json::Value> {
         .collect()
 }
 
-async fn assert_index_matches_records(backend: &IdbBackend, db: &Db, session: &str) {
+async fn assert_index_matches_records(backend: &IdbBackend, db: &Db, db_name: &str, session: &str) {
     for active_only in [true, false] {
         let mut expected: Vec<ArtifactSnippet> = db
             .artifacts(session)
@@ -208,6 +246,9 @@ async fn assert_index_matches_records(backend: &IdbBackend, db: &Db, session: &s
         expected.sort_by(|a, b| a.id.cmp(&b.id));
         assert!(!expected.is_empty());
         assert_eq!(backend.artifact_index(session, active_only).await.unwrap(), expected, "{session} {active_only}");
+        if active_only {
+            assert_eq!(indexed_artifacts(db_name, session).await, expected.len());
+        }
     }
 }
 
@@ -220,14 +261,14 @@ async fn a_bulk_write_leaves_the_index_to_the_first_read() {
         bulk_records(300).iter().map(|r| js_sys::JSON::parse(&r.to_string()).unwrap()).collect();
     backend.put_js(stores::ARTIFACTS, &records).await.unwrap();
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2, "both sessions are marked stale");
-    assert_index_matches_records(&backend, &db, "bulk-0").await;
+    assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 1, "the read indexed its session only");
-    assert_index_matches_records(&backend, &db, "bulk-1").await;
+    assert_index_matches_records(&backend, &db, &db_name, "bulk-1").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
     // A single write afterwards keeps the index current at once.
     backend.put_js(stores::ARTIFACTS, &records[..1]).await.unwrap();
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
-    assert_index_matches_records(&backend, &db, "bulk-0").await;
+    assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
     // The caller's objects are not changed.
     assert!(Reflect::get(&records[1], &"_index".into()).unwrap().is_object());
     // A record IndexedDB cannot store fails the whole batch, typed, and nothing of it is written.
@@ -250,7 +291,7 @@ async fn a_bulk_write_leaves_the_index_to_the_first_read() {
         .collect();
     backend.write(writes).await.unwrap();
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2);
-    assert_index_matches_records(&backend, &db, "typed-bulk-1").await;
+    assert_index_matches_records(&backend, &db, &db_name, "typed-bulk-1").await;
     let stored = backend.get(stores::ARTIFACTS, "t-b-0001").await.unwrap().unwrap();
     assert!(stored.get("_index").is_none());
     backend.close();

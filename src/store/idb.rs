@@ -215,10 +215,13 @@ export function snippetEntry(record, snippet) {
   return { id: record.id, sessionId: record.sessionId, active: record.isActive === true ? 1 : 0, title: record.title,
            snippet, length: typeof c === "string" ? c.length : 0, createdAt: record.createdAt };
 }
+// An inactive artifact's index fields carry no snippet, so it has no
+// `bySessionActive` entry: the index holds what the agent injects.
 export function withIndex(record, snippetUnits) {
   const c = typeof record.content === "string" ? record.content : "";
-  return { ...record, _index: { active: record.isActive === true ? 1 : 0, snippet: c.substring(0, snippetUnits),
-                                length: c.length } };
+  const _index = record.isActive === true ? { active: 1, snippet: c.substring(0, snippetUnits), length: c.length }
+                                          : { active: 0, length: c.length };
+  return { ...record, _index };
 }
 export function withoutIndex(record) {
   if (record === null || typeof record !== "object" || !("_index" in record)) return record;
@@ -229,12 +232,12 @@ export function withoutIndex(record) {
 // ASCII, kana, CJK ideographs and common CJK/fullwidth punctuation.
 const SIMPLE_PAIR = /^[\x20-\x7E\u3001-\u3003\u300C-\u300F\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FE\u4E00-\u9FFF\uFF01-\uFF5E]{2}$/;
 const SURROGATE = /[\uD800-\uDFFF]/;
-// The snippet's length in UTF-16 units when it is plain to see (short
-// content, or a cut between two such characters with no surrogate before
-// it); -1 when the grapheme rules must decide (in Rust).
+// The snippet's length in UTF-16 units when it is plain to see (an inactive
+// artifact has none; short content, or a cut between two such characters with
+// no surrogate before it); -1 when the grapheme rules must decide (in Rust).
 export function quickSnippetUnits(record, chars) {
   const c = record.content;
-  if (typeof c !== "string") return 0;
+  if (typeof c !== "string" || record.isActive !== true) return 0;
   if (c.length <= chars) return c.length;
   if (SURROGATE.test(c.substring(0, chars + 1))) return -1;
   return SIMPLE_PAIR.test(c.substring(chars - 1, chars + 1)) ? chars : -1;
@@ -536,19 +539,13 @@ impl IdbBackend {
         Ok(request_done(&request).await.map_err(|e| store_error(&e))?.unchecked_into())
     }
 
-    /// One read of a session's index entries: the `bySessionActive` keys (no
-    /// record is loaded) and whether the session is marked stale.
-    async fn read_index(&self, session_id: &str, active_only: bool) -> Result<(Vec<ArtifactSnippet>, bool)> {
+    /// One read of a session's active index entries: the `bySessionActive`
+    /// keys (no record is loaded) and whether the session is marked stale.
+    async fn read_index(&self, session_id: &str) -> Result<(Vec<ArtifactSnippet>, bool)> {
         let tx = self.transaction(&[ARTIFACTS, INDEX_STALE], IdbTransactionMode::Readonly)?;
         let session = JsValue::from_str(session_id);
-        let (lower, upper): (Array, Array) = if active_only {
-            (
-                [session.clone(), 1.into()].iter().collect(),
-                [session.clone(), 1.into(), Array::new().into()].iter().collect(),
-            )
-        } else {
-            ([session.clone()].iter().collect(), [session.clone(), Array::new().into()].iter().collect())
-        };
+        let lower: Array = [session.clone(), 1.into()].iter().collect();
+        let upper: Array = [session.clone(), 1.into(), Array::new().into()].iter().collect();
         // Listen before awaiting anything: the request may succeed meanwhile.
         let stale =
             request_done(&tx.object_store(INDEX_STALE).and_then(|s| s.get(&session)).map_err(|e| store_error(&e))?);
@@ -556,11 +553,7 @@ impl IdbBackend {
         let keys = index_keys(&index, &lower, &upper).map_err(|e| store_error(&e))?;
         let keys: Array = JsFuture::from(keys).await.map_err(|e| store_error(&e))?.unchecked_into();
         let stale = !stale.await.map_err(|e| store_error(&e))?.is_undefined();
-        let mut entries: Vec<ArtifactSnippet> = keys.iter().filter_map(|k| entry_of_key(&k)).collect();
-        if !active_only {
-            super::order::sort_by(&mut entries, |a, b| a.id.cmp(&b.id));
-        }
-        Ok((entries, stale))
+        Ok((keys.iter().filter_map(|k| entry_of_key(&k)).collect(), stale))
     }
 
     /// Adds the index fields to every artifact of a stale session and clears
@@ -618,14 +611,19 @@ impl Backend for IdbBackend {
     /// Read from the `bySessionActive` index keys alone. A session a bulk
     /// write left stale is indexed first (once), then read again.
     async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
-        for _ in 0..3 {
-            let (entries, stale) = self.read_index(session_id, active_only).await?;
-            if !stale {
-                return Ok(entries);
+        // The index holds active artifacts only (what the agent injects); a
+        // listing of every artifact reads the records.
+        if active_only {
+            for _ in 0..3 {
+                let (entries, stale) = self.read_index(session_id).await?;
+                if !stale {
+                    return Ok(entries);
+                }
+                self.reindex_session(session_id).await?;
             }
-            self.reindex_session(session_id).await?;
         }
-        // Bulk writes keep marking the session stale: derive from the records.
+        // Every artifact, or bulk writes keep marking the session stale:
+        // derive from the records.
         index_from_records(self.by_index(ARTIFACTS, "sessionId", session_id).await?, active_only)
     }
 

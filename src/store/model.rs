@@ -150,7 +150,9 @@ pub struct Setting {
 /// (a few hundred bytes) instead of its full text. In IndexedDB it is the key
 /// of the artifact store's `bySessionActive` index, read with a key cursor
 /// without loading any record; its derived parts live in the record's
-/// [`INDEX_FIELD`] object, written with the record.
+/// [`INDEX_FIELD`] object, written with the record. Only active artifacts
+/// have such a key (an inactive one's `_index` has no snippet): the agent
+/// injects active ones only, and indexing the rest would cost their writes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ArtifactSnippet {
@@ -170,7 +172,7 @@ pub struct ArtifactSnippet {
 pub const SNIPPET_CHARS: usize = 300;
 
 /// The field of a stored artifact record that holds the derived parts of its
-/// index entry: `{active, snippet, length}`. Storage-only: the backends
+/// index entry: `{active, snippet, length}` (no snippet when inactive). Storage-only: the backends
 /// strip it on read, so the record the rest of the code (and a Dexie app)
 /// sees keeps the shape of DESIGN.md.
 pub const INDEX_FIELD: &str = "_index";
@@ -190,13 +192,14 @@ impl ArtifactSnippet {
     }
 
     /// The [`INDEX_FIELD`] value of a stored artifact record (any JSON
-    /// object: a record a Dexie app wrote may lack fields).
+    /// object: a record a Dexie app wrote may lack fields). An inactive
+    /// artifact's carries no snippet, which keeps it out of the index.
     pub fn index_field(record: &Value) -> Value {
         let content = record.get("content").and_then(Value::as_str).unwrap_or("");
-        serde_json::json!({
-            "active": u8::from(record.get("isActive") == Some(&Value::Bool(true))),
-            "snippet": crate::context::snippet(content, SNIPPET_CHARS),
-            "length": content.encode_utf16().count(),
-        })
+        let length = content.encode_utf16().count();
+        if record.get("isActive") != Some(&Value::Bool(true)) {
+            return serde_json::json!({ "active": 0, "length": length });
+        }
+        serde_json::json!({ "active": 1, "snippet": crate::context::snippet(content, SNIPPET_CHARS), "length": length })
     }
 }

@@ -101,8 +101,10 @@ pub const VERSIONS: &[Version] = &[
 ];
 
 /// Key path of the artifact store's `bySessionActive` index: its keys are
-/// whole [`ArtifactSnippet`](super::model::ArtifactSnippet)s, in id order
-/// within a session and activity.
+/// whole [`ArtifactSnippet`](super::model::ArtifactSnippet)s of active
+/// artifacts, in id order within a session (databases indexed before
+/// inactive artifacts were left out may still hold `active` 0 keys, which no
+/// read asks for).
 pub const ARTIFACT_INDEX_PATH: &[&str] =
     &["sessionId", "_index.active", "id", "title", "_index.snippet", "_index.length", "createdAt"];
 
