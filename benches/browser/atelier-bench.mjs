@@ -55,10 +55,13 @@ export async function storeBench(params = {}) {
     }
 
     const putTimes = [];
+    const putTimesByActivity = { true: [], false: [] };
     for (const rec of single) {
       t0 = performance.now();
       await store.put(rec);
-      putTimes.push(performance.now() - t0);
+      const ms = performance.now() - t0;
+      putTimes.push(ms);
+      putTimesByActivity[rec.isActive === true].push(ms);
     }
     const finalCount = await store.count();
     return {
@@ -66,6 +69,9 @@ export async function storeBench(params = {}) {
       snippet_ms: median(snippetTimes),
       single_put_ms: median(putTimes),
       bulk_put_ms: bulkMs,
+      // Only active artifacts are indexed: their puts write the snippet key.
+      single_put_active_ms: median(putTimesByActivity[true]),
+      single_put_inactive_ms: median(putTimesByActivity[false]),
       // The first query after the bulk put also adds the session's index fields.
       snippet_first_ms: snippetTimes[0],
       active_count: snippet ? snippet.split("\n\n### [ID: ").length : 0,
