@@ -242,3 +242,17 @@ fn checkpoints_are_grouped_per_run_and_a_pause_is_written_at_once() {
     let latest = block_on(saver.latest("t")).unwrap().unwrap();
     assert_eq!(latest.step, 3);
 }
+
+#[test]
+fn only_active_artifacts_get_an_index_snippet() {
+    let record =
+        |active: bool| json!({"id": "a", "sessionId": "s", "content": "本文🦀".repeat(200), "isActive": active});
+    let active = ArtifactSnippet::index_field(&record(true));
+    assert_eq!(active["active"], 1);
+    assert_eq!(active["snippet"].as_str().unwrap().chars().count(), SNIPPET_CHARS);
+    assert_eq!(active["length"], 800, "UTF-16 units");
+    // No snippet: the `bySessionActive` key path does not resolve, so no key.
+    assert_eq!(ArtifactSnippet::index_field(&record(false)), json!({"active": 0, "length": 800}));
+    // A Dexie app's record without isActive counts as inactive.
+    assert!(ArtifactSnippet::index_field(&json!({"id": "b", "content": "x"})).get("snippet").is_none());
+}
