@@ -13,10 +13,12 @@ use serde_json::{json, Value};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 
+use crate::gate::Gate;
 use crate::limit::RateLimiter;
+use crate::models::ModelCatalog;
 use crate::settings::{non_empty, Settings};
 use crate::upstream::{redact_url, Upstream};
-use crate::{chat, limit, log, web};
+use crate::{chat, gate, limit, log, web};
 
 /// Everything the handlers share.
 pub struct AppState {
@@ -27,6 +29,12 @@ pub struct AppState {
     pub client_token: Option<String>,
     pub limiter: RateLimiter,
     pub open_url_allow: Vec<SocketAddr>,
+    /// Which hosts and origins may use the proxy.
+    pub gate: Gate,
+    pub models: ModelCatalog,
+    pub allow_any_model: bool,
+    /// Time budget of one page's conversion to Markdown.
+    pub page_timeout: Duration,
     allowed_origins: Vec<String>,
     static_dir: PathBuf,
     body_limit: usize,
@@ -36,8 +44,12 @@ pub struct AppState {
 pub struct State(Arc<AppState>);
 
 impl State {
-    pub async fn new(settings: Settings) -> Result<State, String> {
+    /// The state of a proxy listening on `bound` (the address the listener got).
+    pub async fn new(settings: Settings, bound: SocketAddr) -> Result<State, String> {
+        // No redirects: a key (in a header, or in the search API's JSON body)
+        // must never be re-sent to wherever a 307/308 points.
         let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(10))
             .read_timeout(Duration::from_secs(settings.upstream_timeout))
             .pool_max_idle_per_host(64)
@@ -52,6 +64,10 @@ impl State {
             client_token: non_empty(&settings.client_token).map(str::to_owned),
             limiter: RateLimiter::new(settings.rate_limit),
             open_url_allow: settings.open_url_allow.clone(),
+            gate: Gate::new(bound, &settings.allowed_hosts, &settings.allowed_origins),
+            models: ModelCatalog::default(),
+            allow_any_model: settings.allow_any_model,
+            page_timeout: Duration::from_millis(settings.page_timeout_ms.max(1)),
             allowed_origins: settings
                 .allowed_origins
                 .iter()
@@ -97,6 +113,7 @@ pub fn router(State(state): State) -> Router {
     };
     let index = state.static_dir.join("index.html");
     api.fallback_service(ServeDir::new(&state.static_dir).fallback(ServeFile::new(index)))
+        .layer(middleware::from_fn_with_state(state.clone(), gate::check))
         .layer(middleware::from_fn(log::requests))
         .with_state(state)
 }

@@ -46,12 +46,9 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
         return Err((ProxyError::bad_request("the body must be a JSON object"), None));
     };
     let requested = fields.get("model").and_then(Value::as_str);
-    match upstream.model_for(requested) {
-        Some(model) => {
-            fields.insert("model".into(), Value::String(model));
-        }
-        None => return Err((ProxyError::bad_request("no `model` given and no main model configured"), None)),
-    }
+    let model =
+        state.models.resolve(&state.http, upstream, requested, state.allow_any_model).await.map_err(|e| (e, None))?;
+    fields.insert("model".into(), Value::String(model));
 
     let mut call = state
         .http

@@ -50,11 +50,23 @@ impl RateLimiter {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Compares the token a client sent with the configured one. The work
+/// depends only on the length of what was sent: neither the token's bytes
+/// nor its length show in the timing.
+fn token_matches(sent: &[u8], token: &[u8]) -> bool {
+    if token.is_empty() {
+        return false;
+    }
+    let mut diff = u8::from(sent.len() != token.len());
+    for (i, byte) in sent.iter().enumerate() {
+        diff |= byte ^ token[i % token.len()];
+    }
+    diff == 0
 }
 
-/// Checks the client token (when configured), then the rate limit.
+/// Checks the client token (when configured) and the rate limit; a failed
+/// token check counts against the limit too, so a token cannot be guessed
+/// faster than the limit allows.
 pub async fn guard(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
@@ -64,6 +76,7 @@ pub async fn guard(
     if request.method() == axum::http::Method::OPTIONS {
         return next.run(request).await;
     }
+    let allowed = state.limiter.take(peer.ip());
     if let Some(token) = state.client_token.as_deref() {
         let sent = request
             .headers()
@@ -71,7 +84,7 @@ pub async fn guard(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .unwrap_or("");
-        if !constant_time_eq(sent.as_bytes(), token.as_bytes()) {
+        if !token_matches(sent.as_bytes(), token.as_bytes()) && allowed.is_ok() {
             return ProxyError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
@@ -80,7 +93,7 @@ pub async fn guard(
             .into_response();
         }
     }
-    if let Err(wait) = state.limiter.take(peer.ip()) {
+    if let Err(wait) = allowed {
         let mut err = ProxyError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
@@ -90,4 +103,26 @@ pub async fn guard(
         return err.into_response();
     }
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_comparison() {
+        assert!(token_matches(b"secret-token", b"secret-token"));
+        for wrong in [&b""[..], b"secret-toke", b"secret-token!", b"secret-tokeN", b"secret-tokensecret-token"] {
+            assert!(!token_matches(wrong, b"secret-token"), "{wrong:?}");
+        }
+        assert!(!token_matches(b"", b""));
+    }
+
+    #[test]
+    fn every_request_takes_from_the_bucket() {
+        let limiter = RateLimiter::new(2);
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(limiter.take(ip).is_ok() && limiter.take(ip).is_ok());
+        assert!(limiter.take(ip).is_err());
+    }
 }

@@ -1,20 +1,7 @@
-//! atelier-proxy: the one server users deploy. It holds the API keys, forwards
-//! OpenAI-compatible chat (streaming byte for byte), web search and page
-//! fetches for the in-browser agent, and serves the built demo app.
-//!
-//! Every setting is a CLI flag and an `ATELIER_*` environment variable; see
-//! [`settings::Settings`].
+//! The atelier-proxy binary: parses the settings and serves the router (see
+//! the library's docs for what the proxy does).
 
-mod app;
-mod chat;
-mod error;
-mod limit;
-mod log;
-mod settings;
-mod ssrf;
-mod upstream;
-mod web;
-
+use atelier_proxy::{app, settings};
 use clap::Parser;
 
 #[tokio::main]
@@ -27,7 +14,8 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    let state = match app::State::new(settings).await {
+    let bound = listener.local_addr().unwrap_or(settings.bind);
+    let state = match app::State::new(settings, bound).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("atelier-proxy: {e}");

@@ -44,6 +44,17 @@ pub struct Settings {
     #[arg(long, env = "ATELIER_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
 
+    /// Host names (with or without `:port`) the proxy answers besides its own
+    /// address, e.g. the domain of a reverse proxy in front of it (comma-separated,
+    /// or "*" to turn the check off). Requests for any other `Host` get 421.
+    #[arg(long, env = "ATELIER_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+
+    /// Forward any model name a client asks for. Off: only "main", "sub", the
+    /// configured models and the models the upstream lists.
+    #[arg(long, env = "ATELIER_ALLOW_ANY_MODEL", default_value_t = false, action = ArgAction::Set)]
+    pub allow_any_model: bool,
+
     /// Bearer token clients must send on /api and /v1 (optional).
     #[arg(long, env = "ATELIER_CLIENT_TOKEN", hide_env_values = true)]
     pub client_token: Option<String>,
@@ -66,8 +77,18 @@ pub struct Settings {
 
     /// With no upstream set, look for a local OpenAI-compatible server on its
     /// usual loopback port (Ollama 11434, llama.cpp 8080, LM Studio 1234).
+    /// A detected server never receives ATELIER_UPSTREAM_KEY.
     #[arg(long, env = "ATELIER_AUTODETECT", default_value_t = true, action = ArgAction::Set)]
     pub autodetect: bool,
+
+    /// Loopback ports autodetection probes, in order (default: the usual ones).
+    #[arg(long, env = "ATELIER_LOCAL_PORTS", value_delimiter = ',')]
+    pub local_ports: Vec<u16>,
+
+    /// Milliseconds one page may take to convert to Markdown (open-url);
+    /// a page over it is answered with a coded error (422 page_too_complex).
+    #[arg(long, env = "ATELIER_PAGE_TIMEOUT_MS", default_value_t = 20_000)]
+    pub page_timeout_ms: u64,
 
     /// Test-only: socket addresses open-url may fetch although they are not public.
     #[arg(long, env = "ATELIER_OPEN_URL_ALLOW", value_delimiter = ',', hide = true)]

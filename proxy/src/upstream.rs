@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::models::list_of;
 use crate::settings::{non_empty, Settings};
 
 /// Loopback ports of the usual local OpenAI-compatible servers.
@@ -23,40 +24,38 @@ pub struct Upstream {
 
 impl Upstream {
     /// The configured upstream, or a detected local one, or `None`.
+    ///
+    /// `ATELIER_UPSTREAM_KEY` belongs to the configured upstream only: a
+    /// detected local server never receives it (whatever answers on a loopback
+    /// port could be any program). A probe counts only when the answer is an
+    /// OpenAI-compatible model list.
     pub async fn resolve(settings: &Settings) -> Option<Upstream> {
-        let key = non_empty(&settings.upstream_key).map(str::to_owned);
-        let make = |base: &str, source: &str| Upstream {
+        let make = |base: &str, source: &str, key: Option<String>| Upstream {
             base: base.trim_end_matches('/').to_owned(),
-            key: key.clone(),
+            key,
             source: source.to_owned(),
             model_main: non_empty(&settings.model_main).map(str::to_owned),
             model_sub: non_empty(&settings.model_sub).map(str::to_owned),
         };
         if let Some(url) = non_empty(&settings.upstream_url) {
-            return Some(make(url, "configured"));
+            return Some(make(url, "configured", non_empty(&settings.upstream_key).map(str::to_owned)));
         }
         if !settings.autodetect {
             return None;
         }
         let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).no_proxy().build().ok()?;
-        for (port, name) in LOCAL_SERVERS {
+        let ports: Vec<(u16, &str)> = if settings.local_ports.is_empty() {
+            LOCAL_SERVERS.to_vec()
+        } else {
+            settings.local_ports.iter().map(|p| (*p, "local server")).collect()
+        };
+        for (port, name) in ports {
             let base = format!("http://127.0.0.1:{port}/v1");
-            let answered = client.get(format!("{base}/models")).send().await.is_ok_and(|r| r.status().is_success());
-            if answered {
-                return Some(make(&base, name));
+            if probe(&client, &base).await {
+                return Some(make(&base, name, None));
             }
         }
         None
-    }
-
-    /// The model a request's `model` field names: aliases map to the configured
-    /// models; a missing model means "main" when that is configured.
-    pub fn model_for(&self, requested: Option<&str>) -> Option<String> {
-        match requested {
-            Some("main") | None => self.model_main.clone().or(requested.map(str::to_owned)),
-            Some("sub") => self.model_sub.clone().or_else(|| self.model_main.clone()).or(Some("sub".into())),
-            Some(other) => Some(other.to_owned()),
-        }
     }
 
     /// The bearer key, if any.
@@ -75,6 +74,20 @@ impl Upstream {
             Some(key) if key.len() >= 4 => text.replace(key, "[redacted]"),
             _ => text.to_owned(),
         }
+    }
+}
+
+/// Whether `base` answers `GET /models` with a model list.
+async fn probe(client: &reqwest::Client, base: &str) -> bool {
+    let Ok(answer) = client.get(format!("{base}/models")).send().await else {
+        return false;
+    };
+    if !answer.status().is_success() {
+        return false;
+    }
+    match crate::models::read_limited(answer, 1024 * 1024).await {
+        Ok(body) => serde_json::from_slice(&body).ok().and_then(|v| list_of(&v)).is_some(),
+        Err(_) => false,
     }
 }
 

@@ -17,12 +17,15 @@ use url::Url;
 use crate::app::AppState;
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
+use crate::page::{self, Page};
 use crate::ssrf;
 
 const MAX_REDIRECTS: usize = 5;
 const PAGE_BODY_LIMIT: usize = 3 * 1024 * 1024;
 const PAGE_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_RESULTS: u64 = 20;
+/// Largest search API answer read.
+const SEARCH_BODY_LIMIT: usize = 2 * 1024 * 1024;
 
 #[derive(Deserialize)]
 pub struct SearchRequest {
@@ -72,6 +75,12 @@ pub async fn search(State(state): State<Arc<AppState>>, Json(request): Json<Sear
             redact(format!("cannot reach the search API: {e}")),
         )
         .into_response(),
+        Ok(answer) if answer.status().is_redirection() => ProxyError::new(
+            StatusCode::BAD_GATEWAY,
+            "search_error",
+            format!("the search API answered a redirect ({}); redirects are not followed", answer.status().as_u16()),
+        )
+        .into_response(),
         Ok(answer) if !answer.status().is_success() => {
             let status = answer.status().as_u16();
             let mut err = ProxyError::new(
@@ -83,7 +92,10 @@ pub async fn search(State(state): State<Arc<AppState>>, Json(request): Json<Sear
             err.retry_after = answer.headers().get(header::RETRY_AFTER).cloned();
             err.into_response()
         }
-        Ok(answer) => match answer.json::<Value>().await {
+        Ok(answer) => match crate::models::read_limited(answer, SEARCH_BODY_LIMIT)
+            .await
+            .and_then(|body| serde_json::from_slice::<Value>(&body).map_err(|e| e.to_string()))
+        {
             Ok(v) => Json(json!({ "results": results_of(&v, max_results as usize) })).into_response(),
             Err(e) => ProxyError::new(
                 StatusCode::BAD_GATEWAY,
@@ -125,6 +137,8 @@ struct OpenUrlResponse {
     url: String,
     title: String,
     markdown: String,
+    /// The Markdown was cut (the page was longer than the proxy returns).
+    truncated: bool,
 }
 
 pub async fn open_url(State(state): State<Arc<AppState>>, Json(request): Json<OpenUrlRequest>) -> Response {
@@ -194,9 +208,16 @@ async fn fetch_page(state: &AppState, raw: &str) -> Result<OpenUrlResponse, Prox
             ));
         }
         let body = read_capped(answer).await?;
-        let (title, markdown) = if is_html { html_to_markdown(&body) } else { (String::new(), body) };
-        let title = if title.is_empty() { url.to_string() } else { title };
-        return Ok(OpenUrlResponse { url: url.to_string(), title, markdown });
+        let page = if is_html {
+            page::convert(body, state.page_timeout)
+                .await
+                .map_err(|e| ProxyError::new(StatusCode::UNPROCESSABLE_ENTITY, e.code(), format!("{url}: {e}")))?
+        } else {
+            let (markdown, truncated) = page::cut(&body, page::MAX_MARKDOWN);
+            Page { title: String::new(), markdown, flattened: false, truncated }
+        };
+        let title = if page.title.is_empty() { url.to_string() } else { page.title };
+        return Ok(OpenUrlResponse { url: url.to_string(), title, markdown: page.markdown, truncated: page.truncated });
     }
     Err(refused(format!("more than {MAX_REDIRECTS} redirects")))
 }
@@ -215,52 +236,9 @@ async fn read_capped(answer: reqwest::Response) -> Result<String, ProxyError> {
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
-/// The page's `<title>` and its Markdown, without scripts, styles and navigation.
-pub fn html_to_markdown(html: &str) -> (String, String) {
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec!["script", "style", "nav", "noscript", "template", "iframe", "svg", "head", "form"])
-        .build();
-    let markdown = converter.convert(html).unwrap_or_default();
-    (title_of(html), markdown.trim().to_owned())
-}
-
-fn title_of(html: &str) -> String {
-    let lower = html.to_ascii_lowercase();
-    let Some(open) = lower.find("<title") else {
-        return String::new();
-    };
-    let Some(start) = lower[open..].find('>').map(|i| open + i + 1) else {
-        return String::new();
-    };
-    let Some(end) = lower[start..].find("</title").map(|i| start + i) else {
-        return String::new();
-    };
-    let raw = &html[start..end];
-    let decoded = raw
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&nbsp;", " ");
-    decoded.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn markdown_drops_scripts_styles_and_navigation() {
-        let html = "<html><head><title>A &amp; B</title><style>p{}</style></head><body>\
-                    <nav><a href='/'>Home</a></nav><h1>Heading</h1><p>Text <b>bold</b>.</p>\
-                    <script>alert(1)</script></body></html>";
-        let (title, md) = html_to_markdown(html);
-        assert_eq!(title, "A & B");
-        assert!(md.contains("# Heading"), "{md}");
-        assert!(md.contains("**bold**"), "{md}");
-        assert!(!md.contains("alert") && !md.contains("Home") && !md.contains("p{}"), "{md}");
-    }
 
     #[test]
     fn search_results_take_common_shapes() {

@@ -208,6 +208,7 @@ async fn cors_allows_only_configured_origins() {
     let allowed = preflight("http://app.example").await.unwrap();
     assert_eq!(allowed.headers()["access-control-allow-origin"], "http://app.example");
     let other = preflight("http://evil.example").await.unwrap();
+    assert_eq!(other.status(), 403, "a foreign preflight is refused");
     assert!(other.headers().get("access-control-allow-origin").is_none());
 
     let same_origin_only = with_upstream(&up, &[]);
@@ -218,7 +219,9 @@ async fn cors_allows_only_configured_origins() {
         .send()
         .await
         .unwrap();
+    assert_eq!(response.status(), 403);
     assert!(response.headers().get("access-control-allow-origin").is_none());
+    assert!(up.seen().is_empty(), "nothing from a foreign origin reaches the upstream");
 }
 
 #[tokio::test]

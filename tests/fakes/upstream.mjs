@@ -134,6 +134,9 @@ const server = createServer(async (req, res) => {
     send(res, 200, {});
   } else if (path === "/__log") {
     send(res, 200, { requests, disconnects });
+  } else if (path.endsWith("/models") && req.method === "GET") {
+    // What the proxy reads to resolve the "main" and "sub" aliases.
+    send(res, 200, { object: "list", data: [{ id: "fake-chat", object: "model" }, { id: "fake-embed-text", object: "model" }] });
   } else if (path.endsWith("/chat/completions") && req.method === "POST") {
     requests.push({ path, authorization: req.headers.authorization ?? null, body });
     await answerChat(req, res, body);

@@ -39,6 +39,10 @@ pub struct Seen {
 struct Fake {
     replies: Mutex<VecDeque<Reply>>,
     seen: Mutex<Vec<Seen>>,
+    /// What `GET …/models` answers (None: the default list); such requests
+    /// are recorded apart and never take a scripted reply.
+    models: Mutex<Option<(u16, serde_json::Value)>>,
+    models_seen: Mutex<Vec<Seen>>,
     /// Set when a streamed answer's body was dropped before it finished.
     disconnects: AtomicUsize,
 }
@@ -79,6 +83,16 @@ impl FakeUpstream {
         self.fake.seen.lock().unwrap().clone()
     }
 
+    /// Sets what `GET …/models` answers.
+    pub fn set_models(&self, status: u16, body: serde_json::Value) {
+        *self.fake.models.lock().unwrap() = Some((status, body));
+    }
+
+    /// The `GET …/models` requests received.
+    pub fn models_seen(&self) -> Vec<Seen> {
+        self.fake.models_seen.lock().unwrap().clone()
+    }
+
     pub fn disconnects(&self) -> usize {
         self.fake.disconnects.load(Ordering::SeqCst)
     }
@@ -100,6 +114,18 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    if path.ends_with("/models") {
+        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        let (status, list) = fake.models.lock().unwrap().clone().unwrap_or_else(|| {
+            let ids = ["m", "big-model", "small-model", "text-embedding-3-small"];
+            (200, serde_json::json!({"object": "list", "data": ids.map(|id| serde_json::json!({"id": id, "object": "model"}))}))
+        });
+        return Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Body::from(list.to_string()))
+            .unwrap();
+    }
     fake.seen.lock().unwrap().push(Seen { path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
