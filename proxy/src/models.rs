@@ -27,8 +27,11 @@ const LIST_LIMIT: usize = 1024 * 1024;
 /// The upstream's model list, fetched on demand and cached.
 #[derive(Default)]
 pub struct ModelCatalog {
-    cached: Mutex<Option<(Instant, Result<Vec<String>, ListError>)>>,
+    cached: Mutex<Option<Fetched>>,
 }
+
+/// A list fetch and when it happened.
+type Fetched = (Instant, Result<Vec<String>, ListError>);
 
 #[derive(Debug, Clone)]
 enum ListError {

@@ -11,6 +11,7 @@
 //! ```
 
 mod nodes;
+pub mod outbound;
 mod prompts;
 mod state;
 
@@ -49,6 +50,9 @@ pub struct AgentSettings {
     pub long_term_memory: bool,
     /// Most graph steps in one run.
     pub recursion_limit: usize,
+    /// Characters of one web page the model is given (the artifact keeps the
+    /// whole page, with a marker where the model's copy was cut).
+    pub page_chars: usize,
 }
 
 impl Default for AgentSettings {
@@ -60,6 +64,7 @@ impl Default for AgentSettings {
             full_threshold: 1000,
             long_term_memory: false,
             recursion_limit: 40,
+            page_chars: 60_000,
         }
     }
 }
@@ -188,7 +193,9 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
             move |s: &AgentState| {
                 let pending = s.pending_calls();
                 match pending.first() {
-                    Some(call) if approval_env.needs_approval(&call.function.name) => "prepare_review".into(),
+                    Some(call) if approval_env.needs_approval(&call.function.name) || s.held(call) => {
+                        "prepare_review".into()
+                    }
                     Some(_) => "tools".into(),
                     None if s.responded() => after_tools(),
                     None => "agent".into(),

@@ -5,9 +5,11 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::outbound::{self, OutboundHold};
 use super::prompts;
 use super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::AgentEnv;
+use crate::context::untrusted::{defuse_fences, FenceGuard};
 use crate::context::{
     history_for_model, render_index, shown_whole, snippet, summarize_arguments, ArtifactIndexOptions, EntryBody,
     IndexEntry,
@@ -41,7 +43,8 @@ fn last_user_text(state: &AgentState) -> String {
 /// fenced blocks; the `respond` answer as plain Markdown.
 pub fn render_call(call: &ToolCall) -> String {
     let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
-    let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+    // Model-written text: it must not be able to draw a chip of its own.
+    let text = |k: &str| defuse_fences(args.get(k).and_then(Value::as_str).unwrap_or_default());
     match call.function.name.as_str() {
         "record_thought" => format!("\n```thought\n{}\n```\n", text("thought")),
         "plan_task" => {
@@ -51,13 +54,17 @@ pub fn render_call(call: &ToolCall) -> String {
                 .into_iter()
                 .flatten()
                 .enumerate()
-                .map(|(i, s)| format!("{}. {}", i + 1, s.as_str().unwrap_or_default()))
+                .map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s.as_str().unwrap_or_default())))
                 .collect();
             format!("\n```plan\n{}\n{}\n```\n", text("goal"), steps.join("\n"))
         }
         "respond" => format!("\n{}\n", text("answer")),
         "report_progress" => format!("\n```tool\nreport_progress: {}\n```\n", text("message")),
-        name => format!("\n```tool\n{name}({})\n```\n", summarize_arguments(&call.function.arguments)),
+        name => format!(
+            "\n```tool\n{}({})\n```\n",
+            defuse_fences(name),
+            defuse_fences(&summarize_arguments(&call.function.arguments))
+        ),
     }
 }
 
@@ -207,12 +214,16 @@ async fn call_model(
         };
         request.tools = env.tools.specs(names);
     }
+    // What the person sees of the model's text goes through a fence guard
+    // (streamed in pieces, so the guard holds a line start until it can tell).
     let mut streamed = String::new();
+    let mut guard = FenceGuard::default();
     let outcome = {
         let ctx_ref: &NodeContext<'_> = ctx;
+        let guard = &mut guard;
         let mut on_delta = |delta: Delta| {
             if let Delta::Text { text } = delta {
-                emit_content(ctx_ref, &text);
+                emit_content(ctx_ref, &guard.push(&text));
                 streamed.push_str(&text);
             }
         };
@@ -221,10 +232,16 @@ async fn call_model(
     let mut output = state.output.clone();
     let text = outcome.message.text().to_owned();
     if !text.is_empty() {
-        if streamed != text {
-            emit_content(ctx, &text[streamed.len().min(text.len())..]);
-        }
-        output.push_str(&text);
+        let rest = match text.strip_prefix(streamed.as_str()) {
+            Some(rest) => guard.push(rest) + &guard.finish(),
+            // The final text differs from the stream (a provider that
+            // corrects itself): show what is missing, judged afresh.
+            None => guard.finish() + &defuse_fences(text.get(streamed.len()..).unwrap_or_default()),
+        };
+        emit_content(ctx, &rest);
+        output.push_str(&defuse_fences(&text));
+    } else {
+        emit_content(ctx, &guard.finish());
     }
     for call in outcome.message.tool_calls() {
         let block = render_call(call);
@@ -263,15 +280,28 @@ fn tool_context(env: &AgentEnv, ctx: &NodeContext<'_>) -> ToolContext {
         web: env.web.clone(),
         editor: env.model.clone(),
         editor_model: settings.main_model.clone(),
+        page_chars: settings.page_chars.max(1000),
         cancel: ctx.cancel.clone(),
+    }
+}
+
+/// What one call gave: the text for the model and the links it offers.
+struct Executed {
+    content: String,
+    links: Vec<String>,
+}
+
+impl From<String> for Executed {
+    fn from(content: String) -> Executed {
+        Executed { content, links: Vec::new() }
     }
 }
 
 /// Runs one call: result text for the model; persisting tools' results
 /// become artifacts (a failure to save is a warning, not a failed call).
-async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &NodeContext<'_>) -> String {
+async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &NodeContext<'_>) -> Executed {
     let Some(tool) = env.tools.get(&call.function.name) else {
-        return format!("Error: there is no tool named {:?}.", call.function.name);
+        return format!("Error: there is no tool named {:?}.", call.function.name).into();
     };
     let tool_ctx = tool_context(env, ctx);
     match tool.call(&args, &tool_ctx).await {
@@ -283,9 +313,9 @@ async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &NodeContext
                     Err(e) => ctx.emit("warning", json!({ "message": format!("the result of {} was not saved as an artifact: {e}", call.function.name) })),
                 }
             }
-            output.content
+            Executed { content: output.model_text().to_owned(), links: output.links }
         }
-        Err(e) => format!("Error: {e}"),
+        Err(e) => format!("Error: {e}").into(),
     }
 }
 
@@ -309,53 +339,83 @@ impl Node<AgentState> for Tools {
     async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
         emit_phase(ctx, Phase::Researching);
-        let batch: Vec<ToolCall> =
+        let pending: Vec<ToolCall> =
             state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
-        let mut results = Vec::with_capacity(batch.len());
+        let mut results = Vec::with_capacity(pending.len());
+        let merged_search = merge_searches(env, state, &pending, ctx).await?;
 
-        // The search optimizer: all web searches of the batch become one query.
-        let searches: Vec<&ToolCall> = batch.iter().filter(|c| c.function.name == "web_search").collect();
-        let mut merged_search: Option<(String, Value)> = None;
-        if let Some(first) = searches.first() {
-            let queries: Vec<String> = searches
-                .iter()
-                .filter_map(|c| parse_arguments(c).ok()?.get("query")?.as_str().map(str::to_owned))
-                .collect();
-            let mut args = parse_arguments(first).unwrap_or(json!({}));
-            if !queries.is_empty() {
-                let query = optimize_query(env, &last_user_text(state), &queries, ctx).await?;
-                ctx.emit("search_optimized", json!({ "from": queries, "query": query }));
-                args["query"] = json!(query);
-            }
-            merged_search = Some((first.id.clone(), args));
-        }
-
-        for call in &batch {
+        // The outbound rule (see `outbound`): checked before each call, since
+        // a search earlier in the batch can bring web material in.
+        let mut exposed = outbound::exposed_by_messages(&state.messages)
+            || outbound::exposed_by_artifacts(&env.db, ctx.thread_id).await.unwrap_or(true);
+        let mut links = state.result_links.clone();
+        let mut new_links = Vec::new();
+        let mut hold = None;
+        for call in &pending {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
             }
-            ctx.emit("active_tool", json!({ "tool": call.function.name }));
-            let content = match (&merged_search, call.function.name.as_str()) {
-                (Some((id, args)), "web_search") if *id == call.id => execute(env, call, args.clone(), ctx).await,
-                (Some((id, _)), "web_search") => {
-                    format!("Merged into the search of call {id}; see its result.")
-                }
-                _ => match parse_arguments(call) {
-                    Ok(args) => execute(env, call, args, ctx).await,
-                    Err(message) => message,
-                },
+            let args = match (&merged_search, call.function.name.as_str()) {
+                (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),
+                (Some((id, _)), "web_search") => Err(format!("Merged into the search of call {id}; see its result.")),
+                _ => parse_arguments(call),
             };
-            results.push(Message::tool(call.id.clone(), content));
+            let args = match args {
+                Ok(args) => args,
+                Err(message) => {
+                    results.push(Message::tool(call.id.clone(), message));
+                    continue;
+                }
+            };
+            if exposed {
+                let conversation = state.messages.iter().chain(results.iter());
+                let seen: Vec<Message> = conversation.cloned().collect();
+                if let Some(reason) = outbound::hold_reason(call, &args, &seen, &links, &env.db).await {
+                    hold = Some(OutboundHold { call_id: call.id.clone(), reason });
+                    break;
+                }
+            }
+            ctx.emit("active_tool", json!({ "tool": call.function.name }));
+            let done = execute(env, call, args, ctx).await;
+            exposed |= crate::context::untrusted::is_fenced(&done.content);
+            links.extend(done.links.iter().cloned());
+            new_links.extend(done.links);
+            results.push(Message::tool(call.id.clone(), done.content));
         }
         ctx.emit("active_tool", json!({ "tool": null }));
         Ok(AgentUpdate {
             messages: results,
+            result_links: new_links,
+            outbound_hold: Some(hold),
             active_tool: Some(None),
             latest_node_name: Some(Some("tools".into())),
             current_phase: Some(Phase::Researching),
             ..Default::default()
         })
     }
+}
+
+/// The search optimizer: all web searches of a batch become one query
+/// (the first search call's, with the optimised query).
+async fn merge_searches(
+    env: &AgentEnv,
+    state: &AgentState,
+    batch: &[ToolCall],
+    ctx: &NodeContext<'_>,
+) -> Result<Option<(String, Value)>, NodeError> {
+    let searches: Vec<&ToolCall> = batch.iter().filter(|c| c.function.name == "web_search").collect();
+    let Some(first) = searches.first() else {
+        return Ok(None);
+    };
+    let queries: Vec<String> =
+        searches.iter().filter_map(|c| parse_arguments(c).ok()?.get("query")?.as_str().map(str::to_owned)).collect();
+    let mut args = parse_arguments(first).unwrap_or(json!({}));
+    if !queries.is_empty() {
+        let query = optimize_query(env, &last_user_text(state), &queries, ctx).await?;
+        ctx.emit("search_optimized", json!({ "from": queries, "query": query }));
+        args["query"] = json!(query);
+    }
+    Ok(Some((first.id.clone(), args)))
 }
 
 async fn optimize_query(
@@ -417,10 +477,13 @@ impl Node<AgentState> for PrepareReview {
         } else {
             None
         };
+        let reason = state.outbound_hold.as_ref().filter(|h| h.call_id == call.id).map(|h| h.reason.clone());
         let payload = json!({
             "toolCallId": call.id,
             "tool": name,
-            "arguments": summarize_arguments(&call.function.arguments),
+            // Whole, never cut: the person approves exactly what will run.
+            "arguments": serde_json::to_string_pretty(&args).unwrap_or_default(),
+            "reason": reason,
             "target": plan.as_ref().map(|p| serde_json::to_value(&p.target).unwrap_or(Value::Null)),
             "diff": plan.as_ref().map(|p| p.diff.clone()),
             "path": plan.as_ref().map(|p| p.path.clone()),
@@ -457,7 +520,7 @@ impl Node<AgentState> for Review {
                     }
                     Err(e) => format!("Error: {e}"),
                 },
-                None => execute(env, &call, pending["arguments"].clone(), ctx).await,
+                None => execute(env, &call, pending["arguments"].clone(), ctx).await.content,
             }
         } else {
             let reason = decision.get("reason").and_then(Value::as_str).filter(|r| !r.trim().is_empty());
@@ -476,6 +539,7 @@ impl Node<AgentState> for Review {
         Ok(AgentUpdate {
             messages: vec![Message::tool(call.id.clone(), content)],
             pending_review: Some(None),
+            outbound_hold: Some(None),
             output: Some(format!("{}{note}", state.output)),
             active_tool: Some(None),
             latest_node_name: Some(Some("review".into())),

@@ -28,12 +28,13 @@ their voice, formatting and indentation (Japanese paragraphs begin with an ideog
 
 /// The system prompt for a strategy.
 pub fn system(strategy: Strategy) -> String {
+    let fences = crate::context::untrusted::FENCE_RULE;
     match strategy {
         Strategy::ChatOnly => {
-            format!("{BASE} Reply conversationally and briefly; you have no tools in this reply.")
+            format!("{BASE} Reply conversationally and briefly; you have no tools in this reply.\n\n{fences}")
         }
-        Strategy::GeneralAgent => format!("{BASE}\n\n{TOOLS}"),
-        Strategy::Writing => format!("{BASE}\n\n{TOOLS}\n\n{WRITING}"),
+        Strategy::GeneralAgent => format!("{BASE}\n\n{TOOLS}\n\n{fences}"),
+        Strategy::Writing => format!("{BASE}\n\n{TOOLS}\n\n{WRITING}\n\n{fences}"),
     }
 }
 

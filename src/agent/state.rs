@@ -61,6 +61,11 @@ crate::graph_state! {
         set pending_review: Option<Value>,
         /// The memory judge found something worth keeping.
         set memory_worthy: bool,
+        /// URLs search results offered in this session (opening one is
+        /// ordinary research; see `agent::outbound`).
+        append result_links: Vec<String>,
+        /// A network call the outbound rule holds for the person's approval.
+        set outbound_hold: Option<super::outbound::OutboundHold>,
     }
 }
 
@@ -89,6 +94,11 @@ impl AgentState {
             })
             .collect();
         turn[at].tool_calls().iter().filter(|c| !answered.contains(&c.id.as_str())).cloned().collect()
+    }
+
+    /// Whether the first pending call waits for approval under the outbound rule.
+    pub fn held(&self, call: &crate::llm::ToolCall) -> bool {
+        self.outbound_hold.as_ref().is_some_and(|h| h.call_id == call.id)
     }
 
     /// Whether `respond` delivered the answer in this turn.

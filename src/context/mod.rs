@@ -4,6 +4,7 @@
 
 mod history;
 mod snippets;
+pub mod untrusted;
 
 pub use history::{history_for_model, summarize_arguments};
 pub use snippets::{

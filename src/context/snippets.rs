@@ -91,7 +91,14 @@ pub fn render_index(entries: &[IndexEntry<'_>], agent_mode: bool) -> Option<Stri
             EntryBody::Whole(text) => {
                 out.push_str(&format!("### [ID: {}] {}\nContent:\n{text}", entry.id, entry.title))
             }
-            EntryBody::Snippet(text) => snippet_entry(&mut out, entry.id, entry.title, text, usize::MAX),
+            EntryBody::Snippet(text) => {
+                snippet_entry(&mut out, entry.id, entry.title, text, usize::MAX);
+                // A snippet of web material is cut before its fence closes.
+                if let Some(close) = super::untrusted::closing_for(text) {
+                    out.push('\n');
+                    out.push_str(&close);
+                }
+            }
         }
     }
     Some(out)

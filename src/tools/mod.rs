@@ -111,14 +111,26 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, To
 /// the artifact to keep.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
+    /// The result (and the artifact's content, for persisting tools).
     pub content: String,
     /// A title for the artifact this result becomes (persisting tools).
     pub artifact_title: Option<String>,
+    /// What the model sees instead of `content`, when that is shorter (a long
+    /// page is capped for the model; the artifact keeps it whole).
+    pub for_model: Option<String>,
+    /// URLs the result offers to open (a search's result list): opening one
+    /// of them is ordinary research, never a leak (see `agent::outbound`).
+    pub links: Vec<String>,
 }
 
 impl ToolOutput {
     pub fn text(content: impl Into<String>) -> ToolOutput {
-        ToolOutput { content: content.into(), artifact_title: None }
+        ToolOutput { content: content.into(), ..ToolOutput::default() }
+    }
+
+    /// The text the model gets.
+    pub fn model_text(&self) -> &str {
+        self.for_model.as_deref().unwrap_or(&self.content)
     }
 
     pub fn json<T: Serialize>(value: &T) -> ToolOutput {
@@ -141,6 +153,8 @@ pub struct ToolContext {
     pub editor: Rc<dyn ChatModel>,
     /// The model name (or alias) for edits.
     pub editor_model: String,
+    /// Characters of one web page the model is given (the artifact keeps the page).
+    pub page_chars: usize,
     pub cancel: CancelToken,
 }
 

@@ -16,6 +16,7 @@ fn context(model: ScriptedModel) -> ToolContext {
         web: Rc::new(ScriptedWeb::default()),
         editor: Rc::new(model),
         editor_model: "main".into(),
+        page_chars: 60_000,
         cancel: CancelToken::new(),
     }
 }

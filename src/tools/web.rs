@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::{parse_args, Tool, ToolError, ToolOutput};
 use crate::cancel::CancelToken;
+use crate::context::untrusted::{cap_for_model, fence};
 use crate::store::ArtifactType;
 
 /// One search result.
@@ -45,6 +46,8 @@ pub struct ScriptedWeb {
     pub results: RefCell<Vec<SearchResult>>,
     pub pages: RefCell<Vec<WebPage>>,
     pub queries: RefCell<Vec<String>>,
+    /// Every URL asked for, found or not.
+    pub opened: RefCell<Vec<String>>,
 }
 
 #[async_trait(?Send)]
@@ -55,6 +58,7 @@ impl WebTools for ScriptedWeb {
     }
 
     async fn open_url(&self, url: &str, _: &CancelToken) -> Result<WebPage, ToolError> {
+        self.opened.borrow_mut().push(url.to_owned());
         self.pages
             .borrow()
             .iter()
@@ -103,8 +107,12 @@ tool! {
             if a.query.trim().is_empty() {
                 return Err(ToolError::InvalidArguments { tool: "web_search".into(), message: "`query` is empty".into() });
             }
-            let results = ctx.web.search(a.query.trim(), a.max_results.unwrap_or(5).clamp(1, 10), &ctx.cancel).await?;
-            Ok(ToolOutput::text(format_results(&results)).titled(format!("Search: {}", a.query.trim())))
+            let query = a.query.trim();
+            let results = ctx.web.search(query, a.max_results.unwrap_or(5).clamp(1, 10), &ctx.cancel).await?;
+            let fenced = fence("search results", &format!("a web search for {query:?}"), &format_results(&results));
+            let mut output = ToolOutput::text(fenced).titled(format!("Search: {query}"));
+            output.links = results.into_iter().map(|r| r.url).filter(|u| !u.is_empty()).collect();
+            Ok(output)
         }
     }
 }
@@ -124,7 +132,13 @@ tool! {
             let a: A = parse_args("open_url", args)?;
             let page = ctx.web.open_url(a.url.trim(), &ctx.cancel).await?;
             let title = if page.title.trim().is_empty() { page.url.clone() } else { page.title.clone() };
-            Ok(ToolOutput::text(format!("# {title}\n{}\n\n{}", page.url, page.markdown)).titled(title))
+            let fenced = fence("web page", &page.url, &format!("# {title}\n{}\n\n{}", page.url, page.markdown));
+            let capped = cap_for_model(&fenced, ctx.page_chars);
+            let mut output = ToolOutput::text(fenced).titled(title);
+            if capped.len() < output.content.len() {
+                output.for_model = Some(capped);
+            }
+            Ok(output)
         }
     }
 }

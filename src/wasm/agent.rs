@@ -52,6 +52,8 @@ export interface AgentSettings {
   fullThreshold: number;
   longTermMemory: boolean;
   recursionLimit: number;
+  /** Characters of one web page the model is given (default 60000; the artifact keeps the page). */
+  pageChars: number;
 }
 export interface RunOptions {
   /** Tools on (default false: plain chat with every active artifact injected whole). */
@@ -73,8 +75,10 @@ export type AgentEvent =
 export interface ReviewPayload {
   toolCallId: string;
   tool: string;
-  /** The call's arguments, heavy fields summarised. */
+  /** The call's arguments in full (pretty JSON): what will run if approved. */
   arguments: string;
+  /** Why a network call was held for approval (web content in the run), or null. */
+  reason: string | null;
   target: { kind: "section" | "artifact"; id: string; title: string } | null;
   /** Unified diff of the change (text edits). */
   diff: string | null;
