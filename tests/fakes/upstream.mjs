@@ -8,6 +8,8 @@
 //   POST /__release             lets held streams finish
 //   POST /__reset               forgets replies, requests and counters
 //   GET  /__log                 {requests, disconnects}
+//   GET  /pages/NAME            a page set with /__script {pages: {NAME: html}} (recorded)
+//   GET  /v1/models             an OpenAI-style model list
 //
 // Chat replies: {type: "text", text}, {type: "tool_calls", calls: [{name, arguments}]},
 // {type: "error", status, body, headers}, {type: "hold", first, rest} (streams
@@ -17,6 +19,7 @@ import { createServer } from "node:http";
 const port = Number(process.argv[2] ?? 0);
 let chatQueue = [];
 let searchQueue = [];
+let pages = {};
 let requests = [];
 let disconnects = 0;
 let releases = [];
@@ -123,6 +126,7 @@ const server = createServer(async (req, res) => {
   if (path === "/__script") {
     chatQueue.push(...(body.chat ?? []));
     searchQueue.push(...(body.search ?? []));
+    Object.assign(pages, body.pages ?? {});
     send(res, 200, { queued: chatQueue.length });
   } else if (path === "/__release") {
     const pending = releases;
@@ -130,10 +134,15 @@ const server = createServer(async (req, res) => {
     pending.forEach((r) => r());
     send(res, 200, { released: pending.length });
   } else if (path === "/__reset") {
-    chatQueue = []; searchQueue = []; requests = []; disconnects = 0;
+    chatQueue = []; searchQueue = []; requests = []; disconnects = 0; pages = {};
     send(res, 200, {});
   } else if (path === "/__log") {
     send(res, 200, { requests, disconnects });
+  } else if (path.startsWith("/pages/") && req.method === "GET") {
+    requests.push({ path, query: new URL(req.url, "http://x").search, authorization: req.headers.authorization ?? null, body: {} });
+    const html = pages[path.slice("/pages/".length)];
+    res.writeHead(html === undefined ? 404 : 200, { "content-type": "text/html; charset=utf-8" });
+    res.end(html ?? "<h1>Not found</h1>");
   } else if (path.endsWith("/models") && req.method === "GET") {
     // What the proxy reads to resolve the "main" and "sub" aliases.
     send(res, 200, { object: "list", data: [{ id: "fake-chat", object: "model" }, { id: "fake-embed-text", object: "model" }] });

@@ -8,6 +8,8 @@ import { setupPlayground } from "./playground";
 
 const SESSION = "main";
 const PROXY = "/api";
+/** Where the client token (ATELIER_CLIENT_TOKEN of the proxy) is kept in this browser. */
+const TOKEN_KEY = "atelier-client-token";
 
 function byId<T extends HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -45,6 +47,7 @@ const ui = {
   subModel: byId<HTMLInputElement>("sub-model"),
   fullThreshold: byId<HTMLInputElement>("full-threshold"),
   longTermMemory: byId<HTMLInputElement>("long-term-memory"),
+  clientToken: byId<HTMLInputElement>("client-token"),
   saveSettings: byId<HTMLButtonElement>("save-settings"),
 };
 
@@ -104,6 +107,7 @@ function restoreTranscript(): void {
 function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
   if (code === "not_configured") return "No LLM is configured on the proxy. Set ATELIER_UPSTREAM_URL (see the README) and restart it.";
+  if (code === "auth") return "The proxy (or the LLM behind it) refused the credentials: if the proxy asks for a client token, enter it under Settings.";
   if (code === "upstream_unavailable") return "The proxy or the LLM cannot be reached. Your projects and artifacts still work offline.";
   return e instanceof Error ? e.message : String(e);
 }
@@ -171,7 +175,8 @@ function openReview(result: RunResult): void {
   const review = result.review;
   if (!review) return;
   const target = review.target ? ` “${review.target.title}”` : "";
-  ui.reviewSummary.textContent = `The agent wants to run ${review.tool}${target}.`;
+  const why = review.reason ? ` ${review.reason}` : "";
+  ui.reviewSummary.textContent = `The agent wants to run ${review.tool}${target}.${why}`;
   ui.reviewDiff.textContent = review.diff ?? review.arguments;
   ui.reviewReason.value = "";
   if (!ui.review.open) ui.review.showModal();
@@ -286,8 +291,13 @@ async function refreshSection(): Promise<void> {
 
 async function checkProxy(): Promise<void> {
   try {
-    const health = (await (await fetch(`${PROXY}/health`)).json()) as { chat?: { configured?: boolean } };
-    if (!health.chat?.configured) {
+    const health = (await (await fetch(`${PROXY}/health`)).json()) as {
+      chat?: { configured?: boolean };
+      clientTokenRequired?: boolean;
+    };
+    if (health.clientTokenRequired && !localStorage.getItem(TOKEN_KEY)) {
+      showBanner("This proxy asks for a client token: enter it under Settings (it stays in this browser).");
+    } else if (!health.chat?.configured) {
       showBanner("No LLM is configured on the proxy: chat is unavailable, everything else works. See the README to set ATELIER_UPSTREAM_URL.");
     }
   } catch {
@@ -295,15 +305,21 @@ async function checkProxy(): Promise<void> {
   }
 }
 
+function openAgent(): Promise<Agent> {
+  const clientToken = localStorage.getItem(TOKEN_KEY) ?? undefined;
+  return Agent.open(clientToken ? { proxyUrl: PROXY, clientToken } : { proxyUrl: PROXY });
+}
+
 async function main(): Promise<void> {
   setupPlayground(byId);
   await init();
-  agent = await Agent.open({ proxyUrl: PROXY });
+  agent = await openAgent();
   const settings = agent.settings();
   ui.mainModel.value = settings.mainModel;
   ui.subModel.value = settings.subModel;
   ui.fullThreshold.value = String(settings.fullThreshold);
   ui.longTermMemory.checked = settings.longTermMemory;
+  ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showStatus();
   restoreTranscript();
   await refreshArtifacts();
@@ -360,6 +376,18 @@ async function main(): Promise<void> {
     });
   });
   ui.saveSettings.addEventListener("click", () => {
+    const token = ui.clientToken.value.trim();
+    if (token !== (localStorage.getItem(TOKEN_KEY) ?? "")) {
+      if (token) localStorage.setItem(TOKEN_KEY, token);
+      else localStorage.removeItem(TOKEN_KEY);
+      // The token is given to the agent when it opens: open it again.
+      const old = agent;
+      void openAgent().then((fresh) => {
+        agent = fresh;
+        old.free();
+        showBanner(null);
+      });
+    }
     void agent.updateSettings({
       mainModel: ui.mainModel.value.trim() || "main",
       subModel: ui.subModel.value.trim() || "sub",

@@ -19,7 +19,9 @@ function paragraphs(target: HTMLElement, text: string): void {
 /** Renders `markdown` into `target` (replacing what was there). */
 export function renderStream(target: HTMLElement, markdown: string): void {
   target.replaceChildren();
-  const fence = /```(thought|plan|tool)\n([\s\S]*?)\n```/g;
+  // Chips open at the start of a line: the agent defuses chip fences in model
+  // text (a zero-width space before them), so a model cannot draw one.
+  const fence = /(?:^|\n)```(thought|plan|tool)\n([\s\S]*?)\n```/g;
   let last = 0;
   for (const match of markdown.matchAll(fence)) {
     paragraphs(target, markdown.slice(last, match.index));
