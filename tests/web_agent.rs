@@ -217,9 +217,75 @@ async fn artifacts_import_through_the_js_api_whole_or_not_at_all() {
                      { "id": "worse", "sessionId": "imported", "type": "video", "title": "T", "content": "c",
                        "isActive": true, "createdAt": 1, "updatedAt": 1 }]);
     let err = JsFuture::from(agent.import_artifacts(js(bad))).await.unwrap_err();
-    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("import"));
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"));
     let message = prop(&err, "message").as_string().unwrap();
-    assert!(message.contains("artifact 1 (id worse)"), "{message}");
+    assert!(message.contains("artifacts[1]: (id worse)"), "{message}");
     let list: Array = JsFuture::from(agent.list_artifacts("imported".into())).await.unwrap().unchecked_into();
     assert_eq!(list.length(), 300, "nothing of the refused import was written");
+}
+
+/// Evaluates JS source (test-only: builds objects JSON cannot express).
+fn eval(source: &str) -> JsValue {
+    Function::new_no_args(&format!("return ({source});")).call0(&JsValue::NULL).unwrap()
+}
+
+async fn refused(promise: js_sys::Promise, field: &str) {
+    let err = JsFuture::from(promise).await.expect_err("must be refused");
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"), "{err:?}");
+    let message = prop(&err, "message").as_string().unwrap_or_default();
+    assert!(message.contains(field), "{field:?} not named in {message:?}");
+}
+
+#[wasm_bindgen_test]
+async fn hostile_documents_are_refused_and_the_agent_keeps_working() {
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let cyclic =
+        eval("(() => { const d = { format: 'atelier-agent/project', version: 1 }; d.project = d; return d; })()");
+    refused(agent.import_project(cyclic), "nested deeper").await;
+    let deep = eval("(() => { let v = {}; for (let i = 0; i < 100000; i++) v = { v }; return v; })()");
+    refused(agent.import_project(deep), "nested deeper").await;
+    let deep_list = eval("(() => { let v = []; for (let i = 0; i < 100000; i++) v = [v]; return v; })()");
+    refused(agent.import_artifacts(deep_list), "nested deeper").await;
+    let proto = eval(
+        r#"JSON.parse('{"format":"atelier-agent/project","version":1,"project":{"__proto__":{"polluted":true}}}')"#,
+    );
+    refused(agent.import_project(proto), "project.__proto__").await;
+    assert!(eval("({}).polluted").is_undefined(), "nothing was polluted");
+    refused(agent.update_settings(js(json!({ "fullThreshold": "many" }))), "settings").await;
+    refused(agent.update_settings(eval("(() => { const s = {}; s.approvals = s; return s; })()")), "settings").await;
+    let cyclic_config =
+        eval("(() => { const c = { proxyUrl: '/api' }; c.settings = { c }; c.settings.c = c; return c; })()");
+    refused(JsAgent::open(cyclic_config), "AgentConfig").await;
+
+    // Another project's chapter cannot be taken over by an import.
+    let mine = JsFuture::from(agent.create_project("mine".into(), None)).await.unwrap();
+    let theirs = JsFuture::from(agent.create_project("theirs".into(), None)).await.unwrap();
+    let (mine_id, theirs_id) = (prop(&mine, "id").as_string().unwrap(), prop(&theirs, "id").as_string().unwrap());
+    let chapter =
+        JsFuture::from(agent.add_section(theirs_id.clone(), "1".into(), Some("theirs\n".into()), None)).await.unwrap();
+    let chapter_id = prop(&chapter, "id").as_string().unwrap();
+    let export = JsFuture::from(agent.export_project(mine_id.clone())).await.unwrap();
+    let stolen = js(json!([{ "id": chapter_id, "projectId": mine_id, "parentId": null, "title": "mine now",
+        "order": 1, "content": "overwritten", "createdAt": 0, "updatedAt": 0 }]));
+    Reflect::set(&export, &"manuscripts".into(), &stolen).unwrap();
+    refused(agent.import_project(export), "manuscripts[0].id").await;
+    let sections: Array = JsFuture::from(agent.sections(theirs_id.clone())).await.unwrap().unchecked_into();
+    assert_eq!(prop(&sections.get(0), "content").as_string().as_deref(), Some("theirs\n"));
+
+    // Plot items: no loops, no parents from another project.
+    let item = |id: &str, project: &str, parent: Option<&str>| {
+        js(json!({ "id": id, "projectId": project, "parentId": parent, "title": id, "summary": "", "order": 1,
+                   "createdAt": 0, "updatedAt": 0 }))
+    };
+    JsFuture::from(agent.save_plot_item(item("a", &mine_id, None))).await.unwrap();
+    JsFuture::from(agent.save_plot_item(item("b", &mine_id, Some("a")))).await.unwrap();
+    refused(agent.save_plot_item(item("a", &mine_id, Some("b"))), "plotItem.parentId").await;
+    JsFuture::from(agent.save_plot_item(item("z", &theirs_id, None))).await.unwrap();
+    refused(agent.save_plot_item(item("b", &mine_id, Some("z"))), "plotItem.parentId").await;
+
+    // After every refusal, ordinary calls still work.
+    JsFuture::from(agent.update_settings(js(json!({ "fullThreshold": 500 })))).await.unwrap();
+    JsFuture::from(agent.delete_plot_item("a".into())).await.unwrap();
+    let plot: Array = JsFuture::from(agent.plot(mine_id)).await.unwrap().unchecked_into();
+    assert_eq!(plot.length(), 0, "the subtree went with its root");
 }

@@ -13,6 +13,7 @@ use super::backend::{key_of, Backend, Write};
 use super::error::{Result, StoreError};
 use super::model::stores::*;
 use super::model::*;
+use super::tree::{check_forest, check_placement, subtree, TreeRecord};
 use crate::platform;
 
 /// Who makes a change.
@@ -196,7 +197,7 @@ impl Db {
         for (i, record) in records.iter().enumerate() {
             let artifact: SessionArtifact = serde_json::from_value(record.clone()).map_err(|e| {
                 let id = record.get("id").and_then(Value::as_str).unwrap_or("?");
-                StoreError::Import(format!("artifact {i} (id {id}): {e}"))
+                StoreError::Invalid { field: format!("artifacts[{i}]"), message: format!("(id {id}) {e}") }
             })?;
             writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
         }
@@ -282,22 +283,48 @@ impl Db {
             created_at: now,
             updated_at: now,
         };
+        self.check_tree_write(SECTIONS, "section", &section).await?;
         self.backend.write(vec![Write::Put { store: SECTIONS, value: to_value(SECTIONS, &section)? }]).await?;
         Ok(section)
     }
 
     /// Replaces a section's text (and title), keeping a revision when `origin` is given.
     pub async fn save_section(&self, section: &ManuscriptSection, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.check_tree_write(SECTIONS, "section", section).await?;
         self.change(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason).await
+    }
+
+    /// Checks a section or plot item can be written: its project exists, it
+    /// stays in its project, and its parent is in the same project without a loop.
+    async fn check_tree_write<T>(&self, store: &'static str, field: &str, record: &T) -> Result<()>
+    where
+        T: TreeRecord + DeserializeOwned,
+    {
+        self.project(record.project_id()).await.map_err(|_| StoreError::Invalid {
+            field: format!("{field}.projectId"),
+            message: format!("there is no project {:?}", record.project_id()),
+        })?;
+        if let Some(stored) = self.get::<T>(store, record.id()).await? {
+            if stored.project_id() != record.project_id() {
+                return Err(StoreError::Invalid {
+                    field: format!("{field}.projectId"),
+                    message: "a record cannot move to another project".into(),
+                });
+            }
+        }
+        let siblings: Vec<T> = self.list(store, "projectId", record.project_id()).await?;
+        check_placement(field, record, &siblings)
     }
 
     /// Deletes a section and the sections under it.
     pub async fn delete_section(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let section = self.section(id).await?;
-        for child in self.sections(&section.project_id).await?.iter().filter(|s| s.parent_id.as_deref() == Some(id)) {
-            Box::pin(self.delete_section(&child.id, origin)).await?;
+        let all = self.sections(&section.project_id).await?;
+        // Children first, so a crash between two deletes leaves no orphan.
+        for child in subtree(id, &all).iter().rev() {
+            self.change(SECTIONS, child, None, origin, "delete_section").await?;
         }
-        self.change(SECTIONS, id, None, origin, "delete_section").await
+        Ok(())
     }
 
     /// The project's plot items, in order (parents before their children's order is up to the caller).
@@ -311,18 +338,21 @@ impl Db {
         self.require(PLOTS, id).await
     }
 
-    /// Writes a plot item, keeping a revision when `origin` is given.
+    /// Writes a plot item, keeping a revision when `origin` is given. A
+    /// parent outside the project, or one that would loop, is refused.
     pub async fn save_plot_item(&self, item: &PlotItem, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.check_tree_write(PLOTS, "plotItem", item).await?;
         self.change(PLOTS, &item.id, Some(to_value(PLOTS, item)?), origin, reason).await
     }
 
     /// Deletes a plot item and everything under it.
     pub async fn delete_plot_item(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let item = self.plot_item(id).await?;
-        for child in self.plot(&item.project_id).await?.iter().filter(|p| p.parent_id.as_deref() == Some(id)) {
-            Box::pin(self.delete_plot_item(&child.id, origin)).await?;
+        let all = self.plot(&item.project_id).await?;
+        for child in subtree(id, &all).iter().rev() {
+            self.change(PLOTS, child, None, origin, "delete_plot_item").await?;
         }
-        self.change(PLOTS, id, None, origin, "delete_plot_item").await
+        Ok(())
     }
 
     // ---- memories -------------------------------------------------------------
@@ -430,33 +460,81 @@ impl Db {
         }))
     }
 
-    /// Restores an exported project (replacing one with the same id), in one batch.
+    /// Restores an exported project (replacing one with the same id), in one
+    /// batch. The document is checked first, and nothing is written when any
+    /// part is refused: every record must be well-typed and belong to the
+    /// project, no id may belong to another project's record, and the parents
+    /// of sections and plot items must be in the document without loops.
     pub async fn import_project(&self, document: &Value) -> Result<Project> {
+        let invalid = |field: &str, message: String| StoreError::Invalid { field: field.to_owned(), message };
         if document.get("format").and_then(Value::as_str) != Some("atelier-agent/project") {
-            return Err(StoreError::Import("not an atelier-agent project export".into()));
+            return Err(invalid("format", "not an atelier-agent project export".into()));
         }
         if document.get("version").and_then(Value::as_u64) != Some(1) {
-            return Err(StoreError::Import("unsupported export version".into()));
+            return Err(invalid("version", "unsupported export version (expected 1)".into()));
         }
         let project: Project =
-            from_value(PROJECTS, document["project"].clone()).map_err(|e| StoreError::Import(e.to_string()))?;
+            serde_json::from_value(document["project"].clone()).map_err(|e| invalid("project", e.to_string()))?;
+        let sections: Vec<ManuscriptSection> = self.import_records(document, "manuscripts", SECTIONS, &project).await?;
+        let plots: Vec<PlotItem> = self.import_records(document, "plots", PLOTS, &project).await?;
+        check_forest("manuscripts", &sections)?;
+        check_forest("plots", &plots)?;
+
         let mut writes = Vec::new();
         for store in [SECTIONS, PLOTS] {
             for v in self.backend.by_index(store, "projectId", &project.id).await? {
                 writes.push(Write::Delete { store, key: key_of(store, &v)? });
             }
         }
-        writes.push(Write::Put { store: PROJECTS, value: document["project"].clone() });
-        for (field, store) in [("manuscripts", SECTIONS), ("plots", PLOTS)] {
-            for v in document.get(field).and_then(Value::as_array).into_iter().flatten() {
-                if v.get("projectId").and_then(Value::as_str) != Some(project.id.as_str()) {
-                    return Err(StoreError::Import(format!("a record in {field} belongs to another project")));
-                }
-                key_of(store, v).map_err(|e| StoreError::Import(e.to_string()))?;
-                writes.push(Write::Put { store, value: v.clone() });
-            }
+        writes.push(Write::Put { store: PROJECTS, value: to_value(PROJECTS, &project)? });
+        for section in &sections {
+            writes.push(Write::Put { store: SECTIONS, value: to_value(SECTIONS, section)? });
+        }
+        for item in &plots {
+            writes.push(Write::Put { store: PLOTS, value: to_value(PLOTS, item)? });
         }
         self.backend.write(writes).await?;
         Ok(project)
+    }
+
+    /// The records of `field` (a list in `document`), typed and checked to
+    /// belong to `project` and to no other project.
+    async fn import_records<T>(
+        &self,
+        document: &Value,
+        field: &str,
+        store: &'static str,
+        project: &Project,
+    ) -> Result<Vec<T>>
+    where
+        T: TreeRecord + DeserializeOwned,
+    {
+        let list = match document.get(field) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(list)) => list,
+            Some(_) => return Err(StoreError::Invalid { field: field.to_owned(), message: "must be an array".into() }),
+        };
+        let mut records = Vec::with_capacity(list.len());
+        for (i, value) in list.iter().enumerate() {
+            let at = format!("{field}[{i}]");
+            let record: T = serde_json::from_value(value.clone())
+                .map_err(|e| StoreError::Invalid { field: at.clone(), message: e.to_string() })?;
+            if record.project_id() != project.id {
+                return Err(StoreError::Invalid {
+                    field: format!("{at}.projectId"),
+                    message: "the record belongs to another project".into(),
+                });
+            }
+            if let Some(stored) = self.backend.get(store, record.id()).await? {
+                if stored.get("projectId").and_then(Value::as_str) != Some(project.id.as_str()) {
+                    return Err(StoreError::Invalid {
+                        field: format!("{at}.id"),
+                        message: format!("{:?} is a record of another project", record.id()),
+                    });
+                }
+            }
+            records.push(record);
+        }
+        Ok(records)
     }
 }

@@ -24,9 +24,10 @@ pub enum StoreError {
     /// A record could not be (de)serialised.
     #[error("unreadable record in {store}: {detail}")]
     Codec { store: String, detail: String },
-    /// A backup file does not have the expected shape or version.
-    #[error("cannot import: {0}")]
-    Import(String),
+    /// A document or record is refused (wrong shape, a loop in a tree, an id
+    /// of another project...); `field` says where. Nothing was written.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
     /// Any other failure of the database (closed, blocked, version change...).
     #[error("database error: {0}")]
     Backend(String),
@@ -42,7 +43,7 @@ impl StoreError {
             StoreError::Lifecycle { .. } => "lifecycle",
             StoreError::Edit(_) => "edit_failed",
             StoreError::Codec { .. } => "codec",
-            StoreError::Import(_) => "import",
+            StoreError::Invalid { .. } => "invalid_argument",
             StoreError::Backend(_) => "storage",
         }
     }

@@ -169,7 +169,7 @@ fn export_import_round_trip() {
     let imported = block_on(other.import_project(&exported)).unwrap();
     assert_eq!(imported, p);
     assert_eq!(block_on(other.export_project(&p.id)).unwrap(), exported);
-    assert_eq!(block_on(other.import_project(&json!({"format": "x"}))).unwrap_err().code(), "import");
+    assert_eq!(block_on(other.import_project(&json!({"format": "x"}))).unwrap_err().code(), "invalid_argument");
 }
 
 #[test]
@@ -189,8 +189,8 @@ fn artifacts_import_whole_or_not_at_all() {
     let broken = json!({"id": "b", "sessionId": "s", "type": "text", "title": "T", "isActive": true,
                         "createdAt": 1.0, "updatedAt": 1.0});
     let err = block_on(other.import_artifacts(&[dexie_row.clone(), broken])).unwrap_err();
-    assert_eq!(err.code(), "import");
-    assert!(err.to_string().contains("artifact 1 (id b)") && err.to_string().contains("content"), "{err}");
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(err.to_string().contains("artifacts[1]: (id b)") && err.to_string().contains("content"), "{err}");
     assert!(block_on(other.artifact("d")).is_err(), "nothing of a refused import is written");
     assert_eq!(block_on(other.import_artifacts(&[dexie_row])).unwrap(), 1);
     assert_eq!(block_on(other.artifact("d")).unwrap().lifecycle, Lifecycle::Overwritable);
@@ -255,4 +255,112 @@ fn only_active_artifacts_get_an_index_snippet() {
     assert_eq!(ArtifactSnippet::index_field(&record(false)), json!({"active": 0, "length": 800}));
     // A Dexie app's record without isActive counts as inactive.
     assert!(ArtifactSnippet::index_field(&json!({"id": "b", "content": "x"})).get("snippet").is_none());
+}
+
+#[test]
+fn an_import_never_takes_another_projects_records() {
+    let db = db();
+    let mine = block_on(db.create_project("Mine", "")).unwrap();
+    let theirs = block_on(db.create_project("Theirs", "")).unwrap();
+    let their_chapter = block_on(db.add_section(&theirs.id, None, "第一章", "their text\n")).unwrap();
+    let mut exported = block_on(db.export_project(&mine.id)).unwrap();
+    exported["manuscripts"] = json!([{
+        "id": their_chapter.id, "projectId": mine.id, "parentId": null, "title": "stolen", "order": 1.0,
+        "content": "overwritten", "createdAt": 1.0, "updatedAt": 1.0
+    }]);
+    let err = block_on(db.import_project(&exported)).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(err.to_string().starts_with("manuscripts[0].id"), "{err}");
+    assert_eq!(block_on(db.section(&their_chapter.id)).unwrap(), their_chapter, "their chapter is untouched");
+}
+
+#[test]
+fn imports_with_looping_or_foreign_parents_or_wrong_types_write_nothing() {
+    let db = db();
+    let p = block_on(db.create_project("P", "")).unwrap();
+    block_on(db.add_section(&p.id, None, "kept", "text\n")).unwrap();
+    let base = block_on(db.export_project(&p.id)).unwrap();
+    let plot = |id: &str, parent: Option<&str>| {
+        json!({"id": id, "projectId": p.id, "parentId": parent, "title": id, "summary": "", "order": 1.0,
+               "createdAt": 1.0, "updatedAt": 1.0})
+    };
+    let cases = [
+        ("plots", json!([plot("a", Some("b")), plot("b", Some("a"))]), "plots[0].parentId"),
+        ("plots", json!([plot("a", Some("elsewhere"))]), "plots[0].parentId"),
+        ("plots", json!([plot("a", None), plot("a", None)]), "plots[1].id"),
+        ("plots", json!([{"id": "a", "projectId": p.id, "title": 5}]), "plots[0]"),
+        ("plots", json!("not a list"), "plots"),
+        (
+            "manuscripts",
+            json!([{"id": "x", "projectId": "other", "title": "t", "order": 1.0, "content": "",
+                                 "createdAt": 1.0, "updatedAt": 1.0}]),
+            "manuscripts[0].projectId",
+        ),
+    ];
+    for (field, value, at) in cases {
+        let mut doc = base.clone();
+        doc[field] = value;
+        let err = block_on(db.import_project(&doc)).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument", "{at}");
+        assert!(err.to_string().starts_with(at), "{at}: {err}");
+        assert_eq!(block_on(db.export_project(&p.id)).unwrap(), base, "nothing written for {at}");
+    }
+    // After the refusals the same database works.
+    let mut doc = base.clone();
+    doc["plots"] = json!([plot("a", None), plot("b", Some("a"))]);
+    block_on(db.import_project(&doc)).unwrap();
+    assert_eq!(block_on(db.plot(&p.id)).unwrap().len(), 2);
+}
+
+#[test]
+fn plot_and_section_writes_keep_each_project_a_forest() {
+    let db = db();
+    let p = block_on(db.create_project("P", "")).unwrap();
+    let q = block_on(db.create_project("Q", "")).unwrap();
+    let now = crate::platform::now_ms();
+    let item = |id: &str, project: &str, parent: Option<&str>| PlotItem {
+        id: id.into(),
+        project_id: project.into(),
+        parent_id: parent.map(str::to_owned),
+        title: id.into(),
+        summary: String::new(),
+        order: 1.0,
+        created_at: now,
+        updated_at: now,
+    };
+    block_on(db.save_plot_item(&item("a", &p.id, None), None, "t")).unwrap();
+    block_on(db.save_plot_item(&item("b", &p.id, Some("a")), None, "t")).unwrap();
+    block_on(db.save_plot_item(&item("z", &q.id, None), None, "t")).unwrap();
+    for (bad, why) in [
+        (item("a", &p.id, Some("b")), "a loop"),
+        (item("a", &p.id, Some("a")), "its own parent"),
+        (item("b", &p.id, Some("z")), "a parent in another project"),
+        (item("b", &q.id, None), "a move to another project"),
+        (item("c", "no-such-project", None), "no project"),
+    ] {
+        let err = block_on(db.save_plot_item(&bad, Some(Origin::Agent), "t")).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument", "{why}");
+    }
+    assert_eq!(block_on(db.plot_item("a")).unwrap().parent_id, None);
+    let chapter = block_on(db.add_section(&p.id, None, "1", "x\n")).unwrap();
+    assert!(block_on(db.add_section(&q.id, Some(&chapter.id), "stray", "")).is_err(), "a parent of another project");
+}
+
+#[test]
+fn deletes_end_on_looping_data_another_app_wrote() {
+    let backend = Rc::new(MemoryBackend::new());
+    let db = Db::new(backend.clone());
+    let p = block_on(db.create_project("P", "")).unwrap();
+    let record = |id: &str, parent: &str| {
+        json!({"id": id, "projectId": p.id, "parentId": parent, "title": id, "summary": "", "order": 1.0,
+               "createdAt": 1.0, "updatedAt": 1.0})
+    };
+    let writes = vec![
+        Write::Put { store: stores::PLOTS, value: record("a", "c") },
+        Write::Put { store: stores::PLOTS, value: record("b", "a") },
+        Write::Put { store: stores::PLOTS, value: record("c", "b") },
+    ];
+    block_on(backend.write(writes)).unwrap();
+    block_on(db.delete_plot_item("a", Some(Origin::User))).unwrap();
+    assert!(block_on(db.plot(&p.id)).unwrap().is_empty());
 }

@@ -2,9 +2,24 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
 use super::error;
+
+/// Deepest nesting accepted from JS (a project export is about 4 levels).
+const MAX_DEPTH: u32 = 64;
+/// Most values in one argument (a large import of artifacts stays far below).
+const MAX_NODES: u32 = 2_000_000;
+/// Most characters of text in one argument (about 256 MiB of UTF-16).
+const MAX_CHARS: f64 = 128.0 * 1024.0 * 1024.0;
+
+#[wasm_bindgen(module = "/src/wasm/js/shape.js")]
+extern "C" {
+    /// Where `value` breaks the limits, or null (see `shape.js`).
+    #[wasm_bindgen(js_name = shapeProblem)]
+    fn shape_problem(value: &JsValue, max_depth: u32, max_nodes: u32, max_chars: f64) -> Option<String>;
+}
 
 /// Rust value → plain JS object/array (maps become objects, not `Map`s).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
@@ -14,6 +29,11 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 }
 
 /// JS value → Rust value, or an `invalid_argument` error naming `what`.
+/// The value is checked first: a cyclic, very deep or huge value, or one
+/// with a `__proto__` key, is refused before conversion walks it.
 pub(crate) fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsValue> {
+    if let Some(problem) = shape_problem(&value, MAX_DEPTH, MAX_NODES, MAX_CHARS) {
+        return Err(error::invalid_argument(what, problem));
+    }
     serde_wasm_bindgen::from_value(value).map_err(|e| error::invalid_argument(what, e))
 }

@@ -16,7 +16,7 @@ const TS_COMMON: &'static str = r#"
 export type AtelierErrorCode =
   | AditErrorCode
   | "invalid_argument"
-  | "quota_exceeded" | "not_found" | "ambiguous" | "lifecycle" | "edit_failed" | "codec" | "import" | "storage"
+  | "quota_exceeded" | "not_found" | "ambiguous" | "lifecycle" | "edit_failed" | "codec" | "storage"
   | "not_configured" | "upstream_unavailable" | "rate_limited" | "auth" | "context_too_long" | "bad_request"
   | "malformed_response" | "structured_output_refused" | "recursion_limit" | "invalid_graph" | "nothing_to_resume";
 "#;

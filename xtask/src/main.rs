@@ -89,6 +89,12 @@ fn test() -> Result {
     let tsc = root.join("www/node_modules/.bin/tsc");
     run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
+    // The package's own JS modules (JSDoc-typed).
+    let mut check_js = Cmd::new(&tsc).args(["--noEmit", "--allowJs", "--checkJs", "--strict", "--target", "es2022"]);
+    for entry in std::fs::read_dir(root.join("src/wasm/js")).map_err(|e| e.to_string())? {
+        check_js = check_js.arg(entry.map_err(|e| e.to_string())?.path());
+    }
+    run(check_js.dir(&root))?;
 
     section("layer 4: end to end: the demo app, the real proxy and a scripted upstream in Chromium");
     let proxy_bin = root.join("target/debug/atelier-proxy");

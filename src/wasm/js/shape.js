@@ -1,0 +1,43 @@
+// @ts-check
+// What a JS value handed to the package may look like, checked before it is
+// converted: conversion walks values recursively, so a cyclic or very deeply
+// nested object would exhaust the stack, and a `__proto__` key would reach
+// objects the package builds. Loaded by `src/wasm/convert.rs`.
+
+/**
+ * Checks that `value` is plain data within the limits. Walks with its own
+ * stack (no recursion), so no input can overflow it.
+ *
+ * @param {unknown} value
+ * @param {number} maxDepth deepest nesting of arrays and objects
+ * @param {number} maxNodes most values in all
+ * @param {number} maxChars most string characters in all
+ * @returns {string | null} null when acceptable, else where and why not
+ */
+export function shapeProblem(value, maxDepth, maxNodes, maxChars) {
+  /** @type {Array<[unknown, number, string]>} */
+  const stack = [[value, 0, ""]];
+  let nodes = 0;
+  let chars = 0;
+  while (stack.length > 0) {
+    const [v, depth, path] = /** @type {[unknown, number, string]} */ (stack.pop());
+    nodes += 1;
+    if (nodes > maxNodes) return `${path || "the value"}: more than ${maxNodes} values`;
+    if (typeof v === "string") {
+      chars += v.length;
+      if (chars > maxChars) return `${path || "the value"}: more than ${maxChars} characters of text`;
+      continue;
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= maxDepth) return `${path || "the value"}: nested deeper than ${maxDepth} levels (or cyclic)`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push([v[i], depth + 1, `${path}[${i}]`]);
+      continue;
+    }
+    if (Object.prototype.hasOwnProperty.call(v, "__proto__")) return `${path ? `${path}.` : ""}__proto__: not allowed`;
+    for (const key of Object.keys(v)) {
+      stack.push([/** @type {Record<string, unknown>} */ (v)[key], depth + 1, path ? `${path}.${key}` : key]);
+    }
+  }
+  return null;
+}
