@@ -105,7 +105,9 @@ async fn tool_calls_stream_through() {
     let call = &outcome.message.tool_calls()[0];
     assert_eq!(call.function.name, "web_search");
     assert_eq!(serde_json::from_str::<Value>(&call.function.arguments).unwrap(), json!({ "query": "東京 天気" }));
-    assert_eq!(log().await["requests"][0]["body"]["model"], "main", "no alias configured: the name passes as is");
+    // No model configured on the proxy: the alias resolves to a chat model the
+    // upstream lists, never forwarded as it is.
+    assert_eq!(log().await["requests"][0]["body"]["model"], "fake-chat");
 }
 
 #[wasm_bindgen_test]
