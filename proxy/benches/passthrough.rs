@@ -78,6 +78,8 @@ async fn main() {
             .env("ATELIER_UPSTREAM_URL", format!("http://{upstream}/v1"))
             .env("ATELIER_RATE_LIMIT", "0")
             .env("ATELIER_AUTODETECT", "false")
+            // A configured model: the proxy refuses names it cannot vouch for.
+            .env("ATELIER_MODEL_MAIN", "m")
             .stderr(Stdio::null())
             .spawn()
             .expect("proxy binary"),

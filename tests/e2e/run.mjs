@@ -383,7 +383,7 @@ async function scenarios(browser) {
     await page.locator("#settings > summary").click();
     await page.locator("#client-token").fill("e2e-token-123");
     await page.getByRole("button", { name: "Save settings" }).click();
-    await page.waitForSelector("#banner[hidden]");
+    await page.waitForSelector("#banner[hidden]", { state: "attached" });
     await script([routed("chat_only"), { type: "text", text: "トークンで通りました。" }]);
     await say("こんにちは");
     await idle();
