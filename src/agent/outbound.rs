@@ -66,18 +66,27 @@ pub async fn hold_reason(
     match call.function.name.as_str() {
         "open_url" => {
             let url = text("url");
+            let decoded = decode_url(&url);
+            // The person reads what the address carries, not its %-escapes.
+            let reads = if decoded == url {
+                String::new()
+            } else {
+                let shown: String = decoded.chars().take(300).collect();
+                let more = if decoded.chars().count() > 300 { "…" } else { "" };
+                format!(" Decoded, the address reads: {shown}{more}")
+            };
             let from_person = messages.iter().any(|m| matches!(m, Message::User { .. }) && m.text().contains(&url));
             let from_results = links.iter().any(|l| l == &url);
             if !from_person && !from_results {
                 return Some(format!(
                     "Web content is in this conversation, and this address was neither given by you nor found in \
-                     search results. Opening it sends the whole address, shown in full below, to {}.",
+                     search results. Opening it sends the whole address, shown in full below, to {}.{reads}",
                     host_of(&url)
                 ));
             }
-            carries_project_text(&decode_url(&url), db).await.then(|| {
+            carries_project_text(&decoded, db).await.then(|| {
                 format!(
-                    "This address contains text from your project. Opening it sends that text to {}.",
+                    "This address contains text from your project. Opening it sends that text to {}.{reads}",
                     host_of(&url)
                 )
             })
