@@ -7,21 +7,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::json;
-use support::{client, Canary, FakeUpstream, Proxy, Reply};
+use support::{client, with_upstream, Canary, FakeUpstream, Proxy, Reply, KEY};
 use tokio::sync::Notify;
-
-const KEY: &str = "sk-test-SECRET-0123456789";
-
-fn with_upstream(up: &FakeUpstream, extra: &[(&str, String)]) -> Proxy {
-    let mut env = vec![
-        ("ATELIER_UPSTREAM_URL", up.base()),
-        ("ATELIER_UPSTREAM_KEY", KEY.to_owned()),
-        ("ATELIER_MODEL_MAIN", "big-model".to_owned()),
-        ("ATELIER_MODEL_SUB", "small-model".to_owned()),
-    ];
-    env.extend(extra.iter().cloned());
-    Proxy::start(&env)
-}
 
 #[tokio::test]
 async fn streaming_is_forwarded_byte_for_byte_without_buffering() {

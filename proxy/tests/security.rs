@@ -7,20 +7,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{client, FakeUpstream, Proxy, Reply};
-
-const KEY: &str = "sk-test-SECRET-0123456789";
-
-fn with_upstream(up: &FakeUpstream, extra: &[(&str, String)]) -> Proxy {
-    let mut env = vec![
-        ("ATELIER_UPSTREAM_URL", up.base()),
-        ("ATELIER_UPSTREAM_KEY", KEY.to_owned()),
-        ("ATELIER_MODEL_MAIN", "big-model".to_owned()),
-        ("ATELIER_MODEL_SUB", "small-model".to_owned()),
-    ];
-    env.extend(extra.iter().cloned());
-    Proxy::start(&env)
-}
+use support::{client, with_upstream, FakeUpstream, Proxy, Reply, KEY};
 
 fn chat_body() -> Value {
     json!({"model": "main", "messages": [{"role": "user", "content": "hi"}]})

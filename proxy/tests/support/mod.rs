@@ -269,6 +269,22 @@ impl Canary {
     }
 }
 
+/// The upstream key the tests configure (and look for in places it must never be).
+pub const KEY: &str = "sk-test-SECRET-0123456789";
+
+/// The proxy in front of `up`, with a key and both model aliases configured,
+/// plus `extra` settings.
+pub fn with_upstream(up: &FakeUpstream, extra: &[(&str, String)]) -> Proxy {
+    let mut env = vec![
+        ("ATELIER_UPSTREAM_URL", up.base()),
+        ("ATELIER_UPSTREAM_KEY", KEY.to_owned()),
+        ("ATELIER_MODEL_MAIN", "big-model".to_owned()),
+        ("ATELIER_MODEL_SUB", "small-model".to_owned()),
+    ];
+    env.extend(extra.iter().cloned());
+    Proxy::start(&env)
+}
+
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
