@@ -15,14 +15,13 @@ use tower_http::services::{ServeDir, ServeFile};
 
 use crate::gate::Gate;
 use crate::limit::RateLimiter;
-use crate::models::ModelCatalog;
 use crate::settings::{non_empty, Settings};
-use crate::upstream::{redact_url, Upstream};
+use crate::upstream::{describe_models, redact_url, Upstreams};
 use crate::{chat, gate, limit, log, web};
 
 /// Everything the handlers share.
 pub struct AppState {
-    pub upstream: Option<Upstream>,
+    pub upstreams: Upstreams,
     pub http: reqwest::Client,
     pub search_url: Option<String>,
     pub search_key: Option<String>,
@@ -31,7 +30,6 @@ pub struct AppState {
     pub open_url_allow: Vec<SocketAddr>,
     /// Which hosts and origins may use the proxy.
     pub gate: Gate,
-    pub models: ModelCatalog,
     pub allow_any_model: bool,
     /// Time budget of one page's conversion to Markdown.
     pub page_timeout: Duration,
@@ -55,9 +53,9 @@ impl State {
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let upstream = Upstream::resolve(&settings).await;
+        let upstreams = Upstreams::start(&settings).await;
         Ok(State(Arc::new(AppState {
-            upstream,
+            upstreams,
             http,
             search_url: non_empty(&settings.search_url).map(str::to_owned),
             search_key: non_empty(&settings.search_key).map(str::to_owned),
@@ -65,7 +63,6 @@ impl State {
             limiter: RateLimiter::new(settings.rate_limit),
             open_url_allow: settings.open_url_allow.clone(),
             gate: Gate::new(bound, &settings.allowed_hosts, &settings.allowed_origins),
-            models: ModelCatalog::default(),
             allow_any_model: settings.allow_any_model,
             page_timeout: Duration::from_millis(settings.page_timeout_ms.max(1)),
             allowed_origins: settings
@@ -83,13 +80,14 @@ impl State {
     pub fn describe(&self, addr: &str) {
         let s = &self.0;
         eprintln!("atelier-proxy: listening on http://{addr}, serving {}", s.static_dir.display());
-        match &s.upstream {
+        match &s.upstreams.current() {
             Some(u) => eprintln!("atelier-proxy: LLM upstream {} ({})", u.display_base(), u.source),
             None => eprintln!(
                 "atelier-proxy: no LLM upstream: chat answers 503. Set ATELIER_UPSTREAM_URL (and ATELIER_UPSTREAM_KEY), e.g.\n  \
                  ATELIER_UPSTREAM_URL=https://api.openai.com/v1 ATELIER_UPSTREAM_KEY=sk-...\n  \
                  ATELIER_UPSTREAM_URL=https://openrouter.ai/api/v1 ATELIER_UPSTREAM_KEY=sk-or-...\n  \
-                 ATELIER_UPSTREAM_URL=http://127.0.0.1:11434/v1   (local Ollama)"
+                 ATELIER_UPSTREAM_URL=http://127.0.0.1:11434/v1   (local Ollama)\n\
+                 or start a local model server (Ollama, llama.cpp, LM Studio, vLLM): the proxy looks for one whenever chat is asked for."
             ),
         }
         if s.search_url.is_none() {
@@ -138,9 +136,17 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
 }
 
 async fn health(AxumState(state): AxumState<Arc<AppState>>) -> Json<Value> {
-    let upstream = state.upstream.as_ref().map(|u| {
-        json!({ "url": u.display_base(), "source": u.source, "models": { "main": u.model_main, "sub": u.model_sub } })
-    });
+    let mut upstream = None;
+    if let Some(u) = state.upstreams.current() {
+        let (available, chosen) = describe_models(&state.http, &u).await;
+        let (main, sub) = chosen.map_or((None, None), |(m, s)| (Some(m), Some(s)));
+        upstream = Some(json!({
+            "url": u.display_base(),
+            "source": u.source,
+            "detected": u.detected(),
+            "models": { "main": main, "sub": sub, "available": available },
+        }));
+    }
     Json(json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),

@@ -37,17 +37,21 @@ pub async fn completions(State(state): State<Arc<AppState>>, body: Bytes) -> Res
 type Failure = (ProxyError, Option<UpstreamLatency>);
 
 async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
-    let Some(upstream) = state.upstream.as_ref() else {
+    let Some(shared) = state.upstreams.for_chat().await else {
         return Err((not_configured(), None));
     };
+    let upstream = shared.as_ref();
     let mut request: Value = serde_json::from_slice(&body)
         .map_err(|e| (ProxyError::bad_request(format!("the body is not JSON: {e}")), None))?;
     let Some(fields) = request.as_object_mut() else {
         return Err((ProxyError::bad_request("the body must be a JSON object"), None));
     };
     let requested = fields.get("model").and_then(Value::as_str);
-    let model =
-        state.models.resolve(&state.http, upstream, requested, state.allow_any_model).await.map_err(|e| (e, None))?;
+    let model = upstream
+        .catalog
+        .resolve(&state.http, upstream, requested, state.allow_any_model)
+        .await
+        .map_err(|e| (e, None))?;
     fields.insert("model".into(), Value::String(model));
 
     let mut call = state
@@ -61,7 +65,13 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     let started = Instant::now();
     let answer = call.send().await;
     let latency = UpstreamLatency(started.elapsed());
-    let answer = answer.map_err(|e| (unreachable(upstream, &e), Some(latency)))?;
+    let answer = answer.map_err(|e| {
+        if e.is_connect() {
+            // A detected local server went away: look again next time.
+            state.upstreams.lost(&shared);
+        }
+        (unreachable(upstream, &e), Some(latency))
+    })?;
 
     let status = answer.status();
     if !status.is_success() {
@@ -70,7 +80,7 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
     let is_stream =
         content_type.as_ref().and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
-    let redactor = upstream.clone();
+    let redactor = shared.clone();
     let chunks = answer
         .bytes_stream()
         .map(move |chunk| chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string()))));
@@ -90,8 +100,10 @@ fn not_configured() -> ProxyError {
     ProxyError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "upstream_not_configured",
-        "No LLM is configured on the proxy. Restart it with ATELIER_UPSTREAM_URL set to an OpenAI-compatible base URL \
-         (e.g. https://api.openai.com/v1 with ATELIER_UPSTREAM_KEY, or http://127.0.0.1:11434/v1 for a local Ollama).",
+        "No LLM is configured on the proxy and no local model server was found. Start one (Ollama, llama.cpp, \
+         LM Studio or vLLM on its usual port: the proxy looks again on the next message), or restart the proxy with \
+         ATELIER_UPSTREAM_URL set to an OpenAI-compatible base URL (e.g. https://api.openai.com/v1 with \
+         ATELIER_UPSTREAM_KEY).",
     )
 }
 

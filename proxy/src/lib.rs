@@ -9,6 +9,7 @@
 
 pub mod app;
 mod chat;
+mod discovery;
 mod error;
 mod gate;
 mod limit;

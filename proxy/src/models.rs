@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use serde_json::Value;
 
+use crate::discovery::{ollama_models, pick, ModelInfo};
 use crate::error::ProxyError;
 use crate::upstream::Upstream;
 
@@ -24,17 +25,17 @@ const FAILURE_TTL: Duration = Duration::from_secs(5);
 /// Largest model list read.
 const LIST_LIMIT: usize = 1024 * 1024;
 
-/// The upstream's model list, fetched on demand and cached.
-#[derive(Default)]
+/// The upstream's model list, fetched on demand and cached (one per upstream).
+#[derive(Default, Debug)]
 pub struct ModelCatalog {
     cached: Mutex<Option<Fetched>>,
 }
 
 /// A list fetch and when it happened.
-type Fetched = (Instant, Result<Vec<String>, ListError>);
+type Fetched = (Instant, Result<Vec<ModelInfo>, ListError>);
 
 #[derive(Debug, Clone)]
-enum ListError {
+pub(crate) enum ListError {
     Unreachable(String),
     NoList(String),
 }
@@ -93,17 +94,20 @@ impl ModelCatalog {
                 "upstream_unreachable",
                 format!("cannot reach the LLM upstream at {} to resolve the model: {detail}", upstream.display_base()),
             )),
-            (Some(_), Ok(list)) => {
-                list.iter().find(|m| !is_embedding(m)).cloned().ok_or_else(|| {
-                    refused("the upstream lists no chat model; set ATELIER_MODEL_MAIN to the model to use")
-                })
-            }
+            (Some(alias), Ok(list)) => match pick(&list) {
+                Some((main, sub)) => Ok(if matches!(alias, Alias::Main) { main } else { sub }),
+                None => Err(refused(format!(
+                    "{} offers no chat model (only embedding models); load or pull a chat model there, or set \
+                     ATELIER_MODEL_MAIN",
+                    upstream.display_base()
+                ))),
+            },
             (Some(_), Err(ListError::NoList(why))) => Err(refused(format!(
                 "no model is configured for the alias and the upstream lists none ({why}); set ATELIER_MODEL_MAIN"
             ))),
             (None, Ok(list)) => {
                 let name = requested.unwrap_or_default();
-                if list.iter().any(|m| m == name) {
+                if list.iter().any(|m| m.id == name) {
                     Ok(name.to_owned())
                 } else {
                     Err(refused(format!(
@@ -120,7 +124,17 @@ impl ModelCatalog {
         }
     }
 
-    async fn list(&self, http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<String>, ListError> {
+    /// The upstream's models (cached), or an empty list when it has none to say.
+    pub async fn models(&self, http: &reqwest::Client, upstream: &Upstream) -> Vec<ModelInfo> {
+        self.list(http, upstream).await.unwrap_or_default()
+    }
+
+    /// Starts the cache with a list just read (a detected server's).
+    pub fn seed(&self, models: Vec<ModelInfo>) {
+        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), Ok(models)));
+    }
+
+    async fn list(&self, http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<ModelInfo>, ListError> {
         if let Some((at, list)) = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             let ttl = if list.is_ok() { LIST_TTL } else { FAILURE_TTL };
             if at.elapsed() < ttl {
@@ -143,19 +157,32 @@ fn refused(message: impl Into<String>) -> ProxyError {
     ProxyError::new(StatusCode::BAD_REQUEST, "model_not_allowed", message)
 }
 
-async fn fetch(http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<String>, ListError> {
-    let mut call = http.get(format!("{}/models", upstream.base)).timeout(Duration::from_secs(10));
+async fn fetch(http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<ModelInfo>, ListError> {
+    let value = get(http, upstream, &format!("{}/models", upstream.base)).await?;
+    let ids = list_of(&value).ok_or_else(|| ListError::NoList("GET /models is not a model list".into()))?;
+    // A local Ollama says more about its models (family, size) in its own listing.
+    if upstream.is_loopback() {
+        let root = upstream.base.trim_end_matches("/v1");
+        let tags = get(http, upstream, &format!("{root}/api/tags")).await.ok();
+        if let Some(models) = tags.as_ref().and_then(ollama_models) {
+            return Ok(models);
+        }
+    }
+    Ok(ids.into_iter().map(|id| ModelInfo { embedding: is_embedding(&id), id, parameters: None }).collect())
+}
+
+async fn get(http: &reqwest::Client, upstream: &Upstream, url: &str) -> Result<Value, ListError> {
+    let mut call = http.get(url).timeout(Duration::from_secs(10));
     if let Some(key) = upstream.key() {
         call = call.bearer_auth(key);
     }
     let answer = call.send().await.map_err(|e| ListError::Unreachable(upstream.redact(&e.to_string())))?;
     if !answer.status().is_success() {
-        return Err(ListError::NoList(format!("GET /models answered {}", answer.status().as_u16())));
+        let path = url.rsplit_once("//").map_or(url, |(_, rest)| rest.split_once('/').map_or(rest, |(_, p)| p));
+        return Err(ListError::NoList(format!("GET /{path} answered {}", answer.status().as_u16())));
     }
     let body = read_limited(answer, LIST_LIMIT).await.map_err(ListError::NoList)?;
-    let value: Value =
-        serde_json::from_slice(&body).map_err(|_| ListError::NoList("GET /models is not JSON".into()))?;
-    list_of(&value).ok_or_else(|| ListError::NoList("GET /models is not a model list".into()))
+    serde_json::from_slice(&body).map_err(|_| ListError::NoList("the model list is not JSON".into()))
 }
 
 /// A response body, refused past `limit` bytes.

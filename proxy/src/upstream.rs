@@ -1,66 +1,56 @@
-//! The configured OpenAI-compatible upstream: where chat goes, with which key,
-//! which models the aliases "main" and "sub" stand for, and how to find a
-//! local server when nothing is configured.
+//! The OpenAI-compatible upstream: where chat goes, with which key, which
+//! models the aliases "main" and "sub" stand for, and how a local server is
+//! found when nothing is configured.
+//!
+//! A configured upstream (`ATELIER_UPSTREAM_URL`) is fixed. Without one, the
+//! proxy probes the usual local servers at start-up ([`crate::discovery`])
+//! and, while none is found, again when chat is asked for (at most every
+//! [`PROBE_EVERY`]), so a model server started after the proxy is found. A
+//! detected server that stops answering is forgotten, and the next chat
+//! request looks again.
 
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
-use crate::models::list_of;
+use crate::discovery::{self, pick, ModelInfo};
+use crate::models::ModelCatalog;
 use crate::settings::{non_empty, Settings};
 
-/// Loopback ports of the usual local OpenAI-compatible servers.
-const LOCAL_SERVERS: &[(u16, &str)] = &[(11434, "Ollama"), (8080, "llama.cpp server"), (1234, "LM Studio")];
+/// Least time between two probes for a local server.
+pub const PROBE_EVERY: Duration = Duration::from_secs(2);
 
 /// Where chat requests go.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Upstream {
     /// Base URL without a trailing slash (`…/v1`).
     pub base: String,
     key: Option<String>,
     /// How it was found: "configured" or the name of a detected local server.
     pub source: String,
+    /// What the alias "main" stands for (setting, or the detected server's pick).
     pub model_main: Option<String>,
+    /// What the alias "sub" stands for.
     pub model_sub: Option<String>,
+    /// The upstream's models, fetched on demand and cached.
+    pub catalog: ModelCatalog,
 }
 
 impl Upstream {
-    /// The configured upstream, or a detected local one, or `None`.
-    ///
-    /// `ATELIER_UPSTREAM_KEY` belongs to the configured upstream only: a
-    /// detected local server never receives it (whatever answers on a loopback
-    /// port could be any program). A probe counts only when the answer is an
-    /// OpenAI-compatible model list.
-    pub async fn resolve(settings: &Settings) -> Option<Upstream> {
-        let make = |base: &str, source: &str, key: Option<String>| Upstream {
-            base: base.trim_end_matches('/').to_owned(),
-            key,
-            source: source.to_owned(),
-            model_main: non_empty(&settings.model_main).map(str::to_owned),
-            model_sub: non_empty(&settings.model_sub).map(str::to_owned),
-        };
-        if let Some(url) = non_empty(&settings.upstream_url) {
-            return Some(make(url, "configured", non_empty(&settings.upstream_key).map(str::to_owned)));
-        }
-        if !settings.autodetect {
-            return None;
-        }
-        let client = reqwest::Client::builder().timeout(Duration::from_millis(400)).no_proxy().build().ok()?;
-        let ports: Vec<(u16, &str)> = if settings.local_ports.is_empty() {
-            LOCAL_SERVERS.to_vec()
-        } else {
-            settings.local_ports.iter().map(|p| (*p, "local server")).collect()
-        };
-        for (port, name) in ports {
-            let base = format!("http://127.0.0.1:{port}/v1");
-            if probe(&client, &base).await {
-                return Some(make(&base, name, None));
-            }
-        }
-        None
-    }
-
     /// The bearer key, if any.
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
+    }
+
+    /// Whether it was detected (not configured).
+    pub fn detected(&self) -> bool {
+        self.source != "configured"
+    }
+
+    /// Whether it runs on this machine (a loopback address).
+    pub fn is_loopback(&self) -> bool {
+        url::Url::parse(&self.base).ok().and_then(|u| u.host_str().map(str::to_owned)).is_some_and(|h| {
+            h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) || h == "[::1]"
+        })
     }
 
     /// The base URL as it may be shown (no credentials, no query).
@@ -77,18 +67,120 @@ impl Upstream {
     }
 }
 
-/// Whether `base` answers `GET /models` with a model list.
-async fn probe(client: &reqwest::Client, base: &str) -> bool {
-    let Ok(answer) = client.get(format!("{base}/models")).send().await else {
-        return false;
-    };
-    if !answer.status().is_success() {
-        return false;
+/// What the proxy knows of its upstream, configured or detected.
+pub struct Upstreams {
+    configured: Option<Arc<Upstream>>,
+    detected: RwLock<Option<Arc<Upstream>>>,
+    /// When the last probe started; held while one runs (one probe at a time).
+    last_probe: tokio::sync::Mutex<Option<Instant>>,
+    autodetect: bool,
+    ports: Vec<u16>,
+    model_main: Option<String>,
+    model_sub: Option<String>,
+}
+
+impl Upstreams {
+    /// The configured upstream, or a first probe for a local one.
+    ///
+    /// `ATELIER_UPSTREAM_KEY` belongs to the configured upstream only: a
+    /// detected local server never receives it (whatever answers on a loopback
+    /// port could be any program).
+    pub async fn start(settings: &Settings) -> Upstreams {
+        let model_main = non_empty(&settings.model_main).map(str::to_owned);
+        let model_sub = non_empty(&settings.model_sub).map(str::to_owned);
+        let configured = non_empty(&settings.upstream_url).map(|url| {
+            Arc::new(Upstream {
+                base: url.trim_end_matches('/').to_owned(),
+                key: non_empty(&settings.upstream_key).map(str::to_owned),
+                source: "configured".into(),
+                model_main: model_main.clone(),
+                model_sub: model_sub.clone(),
+                catalog: ModelCatalog::default(),
+            })
+        });
+        let upstreams = Upstreams {
+            configured,
+            detected: RwLock::new(None),
+            last_probe: tokio::sync::Mutex::new(None),
+            autodetect: settings.autodetect,
+            ports: settings.local_ports.clone(),
+            model_main,
+            model_sub,
+        };
+        upstreams.probe_if_due().await;
+        upstreams
     }
-    match crate::models::read_limited(answer, 1024 * 1024).await {
-        Ok(body) => serde_json::from_slice(&body).ok().and_then(|v| list_of(&v)).is_some(),
-        Err(_) => false,
+
+    /// The upstream as it stands (no probing).
+    pub fn current(&self) -> Option<Arc<Upstream>> {
+        self.configured.clone().or_else(|| self.detected.read().unwrap_or_else(|p| p.into_inner()).clone())
     }
+
+    /// The upstream for a chat request: while none is known, probes again
+    /// (at most every [`PROBE_EVERY`]).
+    pub async fn for_chat(&self) -> Option<Arc<Upstream>> {
+        if let Some(upstream) = self.current() {
+            return Some(upstream);
+        }
+        self.probe_if_due().await;
+        self.current()
+    }
+
+    /// A detected server stopped answering: forget it, so the next request
+    /// probes again (it may have moved, or another server may be up).
+    pub fn lost(&self, upstream: &Arc<Upstream>) {
+        if !upstream.detected() {
+            return;
+        }
+        let mut detected = self.detected.write().unwrap_or_else(|p| p.into_inner());
+        if detected.as_ref().is_some_and(|d| Arc::ptr_eq(d, upstream)) {
+            *detected = None;
+        }
+    }
+
+    async fn probe_if_due(&self) {
+        if self.configured.is_some() || !self.autodetect {
+            return;
+        }
+        let mut last = self.last_probe.lock().await;
+        if last.is_some_and(|at| at.elapsed() < PROBE_EVERY) || self.current().is_some() {
+            return;
+        }
+        *last = Some(Instant::now());
+        let Some(found) = discovery::probe(&self.ports).await else {
+            return;
+        };
+        let picked = pick(&found.models);
+        let upstream = Upstream {
+            base: found.base,
+            key: None,
+            source: found.name,
+            model_main: self.model_main.clone().or_else(|| picked.as_ref().map(|(main, _)| main.clone())),
+            model_sub: self.model_sub.clone().or_else(|| picked.map(|(_, sub)| sub)),
+            catalog: ModelCatalog::default(),
+        };
+        upstream.catalog.seed(found.models);
+        eprintln!(
+            "atelier-proxy: found {} at {} (main model: {}, sub model: {})",
+            upstream.source,
+            upstream.display_base(),
+            upstream.model_main.as_deref().unwrap_or("none: it offers no chat model"),
+            upstream.model_sub.as_deref().unwrap_or("none"),
+        );
+        *self.detected.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(upstream));
+    }
+}
+
+/// The models of `upstream` for `/api/health`: the list and what the aliases mean.
+pub async fn describe_models(
+    http: &reqwest::Client,
+    upstream: &Upstream,
+) -> (Vec<ModelInfo>, Option<(String, String)>) {
+    let models = upstream.catalog.models(http, upstream).await;
+    let picked = pick(&models);
+    let main = upstream.model_main.clone().or_else(|| picked.as_ref().map(|(m, _)| m.clone()));
+    let sub = upstream.model_sub.clone().or_else(|| picked.as_ref().map(|(_, s)| s.clone())).or_else(|| main.clone());
+    (models, main.zip(sub))
 }
 
 /// A URL without user info or query string, for logs and `/api/health`.

@@ -42,6 +42,8 @@ struct Fake {
     /// What `GET …/models` answers (None: the default list); such requests
     /// are recorded apart and never take a scripted reply.
     models: Mutex<Option<(u16, serde_json::Value)>>,
+    /// What Ollama's `GET /api/tags` answers (None: 404).
+    tags: Mutex<Option<serde_json::Value>>,
     models_seen: Mutex<Vec<Seen>>,
     /// Set when a streamed answer's body was dropped before it finished.
     disconnects: AtomicUsize,
@@ -51,24 +53,63 @@ struct Fake {
 pub struct FakeUpstream {
     pub addr: SocketAddr,
     fake: Arc<Fake>,
+    stop: Arc<Notify>,
+    stopped: Arc<AtomicUsize>,
+}
+
+/// A loopback port that was free a moment ago (for a server started later).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl FakeUpstream {
     pub fn start() -> FakeUpstream {
+        FakeUpstream::serve(std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+    }
+
+    /// Starts on `port` (e.g. one a proxy already probes).
+    pub fn start_on(port: u16) -> FakeUpstream {
+        FakeUpstream::serve(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap())
+    }
+
+    fn serve(listener: std::net::TcpListener) -> FakeUpstream {
         let fake = Arc::new(Fake::default());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let app = axum::Router::new().fallback(answer).with_state(fake.clone());
+        let stop = Arc::new(Notify::new());
+        let stopped = Arc::new(AtomicUsize::new(0));
+        let (stop_signal, stopped_flag) = (stop.clone(), stopped.clone());
         // Its own thread and runtime, so it outlives any test's runtime.
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                axum::serve(listener, app).await.unwrap();
+                let serve = axum::serve(listener, app);
+                tokio::select! {
+                    _ = serve => {}
+                    _ = stop_signal.notified() => {}
+                }
             });
+            // The runtime is dropped here: the listener and every connection close.
+            drop(runtime);
+            stopped_flag.store(1, Ordering::SeqCst);
         });
-        FakeUpstream { addr, fake }
+        FakeUpstream { addr, fake, stop, stopped }
+    }
+
+    /// Stops serving: the port refuses connections afterwards.
+    pub fn stop(&self) {
+        self.stop.notify_one();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.stopped.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Sets what Ollama's `GET /api/tags` answers.
+    pub fn set_tags(&self, body: serde_json::Value) {
+        *self.fake.tags.lock().unwrap() = Some(body);
     }
 
     pub fn base(&self) -> String {
@@ -114,6 +155,16 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    if path == "/api/tags" {
+        let tags = fake.tags.lock().unwrap().clone();
+        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        let (status, body) = tags.map_or((404, "{}".to_owned()), |t| (200, t.to_string()));
+        return Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+    }
     if path.ends_with("/models") {
         fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
         let (status, list) = fake.models.lock().unwrap().clone().unwrap_or_else(|| {
