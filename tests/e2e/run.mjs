@@ -208,11 +208,18 @@ async function scenarios(browser) {
       routed("general_agent"),
       { type: "tool_calls", calls: [{ name: "record_thought", arguments: { thought: "Search first." } }, { name: "web_search", arguments: { query: "京都 紅葉 見頃" } }] },
       { type: "text", text: JSON.stringify({ query: "京都 紅葉 見頃 2026", reason: "local topic" }) },
-      { type: "text", text: "見頃は11月下旬です [^1]。" },
+      { type: "text", text: "見頃は11月下旬です [^1]。\n\n[^1]: https://example.org/about" },
     ]);
     await say("京都の紅葉の見頃は？");
     await idle();
     await page.waitForSelector("li.artifact");
+    const answer = page.locator(".turn.agent").last();
+    assert((await answer.locator("sup.note-ref a").count()) === 1, "the citation is a link");
+    assert(!(await answer.textContent()).includes("[^1]"), "no raw footnote marker is shown");
+    const source = answer.locator('.footnotes a[href="https://example.org/about"]');
+    assert((await source.count()) === 1 && (await source.getAttribute("rel")).includes("noopener"), "the source links out");
+    await answer.locator("button.source-artifact").click();
+    assert((await page.locator("li.artifact details[open]").count()) === 1, "the artifact holding the source opens");
     const title = await page.locator("li.artifact summary").first().textContent();
     assert(title === "Search: 京都 紅葉 見頃 2026", `artifact title: ${title}`);
     assert((await page.locator(".turn.agent").last().locator(".chip").count()) >= 1, "a tool chip for web_search");
@@ -371,6 +378,35 @@ async function scenarios(browser) {
     assert((await last.textContent()).includes("終わりました"), "the text is still shown");
   });
 
+  await check("8b. Enter sends, Shift+Enter is a newline, Enter during IME composition never sends; Escape closes a review that stays pending", async () => {
+    await script([routed("chat_only"), { type: "text", text: "はい。" }]);
+    const turns = await page.locator(".turn.person").count();
+    await page.locator("#input").fill("にほんご");
+    // What Chromium sends when Enter confirms a Japanese conversion.
+    await page.locator("#input").evaluate((input) => {
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", isComposing: true, keyCode: 229, bubbles: true, cancelable: true }));
+    });
+    await page.waitForTimeout(300);
+    assert((await page.locator(".turn.person").count()) === turns, "nothing was sent during composition");
+    await page.locator("#input").press("Shift+Enter");
+    await page.locator("#input").type("二行目");
+    assert((await page.locator("#input").inputValue()) === "にほんご\n二行目", "Shift+Enter is a newline");
+    await page.locator("#input").press("Enter");
+    await idle();
+    assert((await page.locator(".turn.person").count()) === turns + 1, "Enter sent it");
+
+    const rewrite = { type: "tool_calls", calls: [{ name: "update_manuscript", arguments: { section_id: sectionId, content: "\u3000全部書き直した。\n" } }] };
+    await script([routed("writing"), rewrite, { type: "text", text: "そのままにします。" }]);
+    await say("全部書き直して");
+    await page.waitForSelector("dialog#review[open]");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("dialog#review:not([open])", { state: "attached" });
+    await page.getByRole("button", { name: "Open the pending review" }).click();
+    await page.waitForSelector("dialog#review[open]");
+    await page.getByRole("button", { name: "Reject" }).click();
+    await idle();
+  });
+
   await check("9. with ATELIER_CLIENT_TOKEN on, the demo asks for the token and then works", async () => {
     proxy.kill();
     await new Promise((r) => setTimeout(r, 300));
@@ -394,6 +430,45 @@ async function scenarios(browser) {
     await new Promise((r) => setTimeout(r, 300));
     proxy = startProxy();
     await waitFor(`http://127.0.0.1:${port}/api/health`);
+  });
+
+  await check("10. after a first visit the app opens offline; chapters are written offline; chat comes back online", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await context.newPage();
+    tab.on("pageerror", (e) => errors.push(String(e)));
+    await tab.goto(app);
+    await tab.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    await tab.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+    // No network at all: the browser is offline and the server is gone too.
+    await context.setOffline(true);
+    proxy.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    await tab.reload();
+    await tab.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    const banner = await tab.locator("#banner").textContent();
+    assert(/offline|cannot be reached/i.test(banner), `the app says chat is offline: ${banner}`);
+    await tab.locator("#project-title").fill("旅の記録");
+    await tab.getByRole("button", { name: "Create" }).click();
+    await tab.locator("#chapter-title").fill("一日目");
+    await tab.getByRole("button", { name: "Add" }).click();
+    await tab.waitForFunction(() => !document.querySelector("#chapter-text").disabled);
+    await tab.locator("#chapter-text").fill("\u3000電波のない山で書いた。\n");
+    await tab.getByRole("button", { name: "Save chapter" }).click();
+    await tab.waitForTimeout(300);
+    await tab.reload();
+    await tab.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    await tab.locator("#chapters button").first().click();
+    const text = await tab.locator("#chapter-text").inputValue();
+    assert(text === "\u3000電波のない山で書いた。\n", `the offline chapter survived a reload: ${JSON.stringify(text)}`);
+    await tab.screenshot({ path: join(out, "e2e-10-offline-app.png") });
+    proxy = startProxy();
+    await waitFor(`http://127.0.0.1:${port}/api/health`);
+    await context.setOffline(false);
+    await script([routed("chat_only"), { type: "text", text: "おかえりなさい。" }]);
+    await tab.locator("#input").fill("ただいま");
+    await tab.getByRole("button", { name: "Send" }).click();
+    await tab.waitForFunction(() => [...document.querySelectorAll(".turn.agent")].some((t) => t.textContent.includes("おかえりなさい")), null, { timeout: 20000 });
+    await context.close();
   });
 
   assert(errors.length === 0, `page errors: ${errors.join("; ")}`);

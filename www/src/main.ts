@@ -31,6 +31,7 @@ const ui = {
   reviewSummary: byId<HTMLParagraphElement>("review-summary"),
   reviewDiff: byId<HTMLPreElement>("review-diff"),
   reviewReason: byId<HTMLInputElement>("review-reason"),
+  reopenReview: byId<HTMLButtonElement>("reopen-review"),
   approve: byId<HTMLButtonElement>("approve"),
   reject: byId<HTMLButtonElement>("reject"),
   projectForm: byId<HTMLFormElement>("new-project"),
@@ -57,6 +58,24 @@ let phase = "idle";
 let activeTool: string | null = null;
 let currentSection: ManuscriptSection | null = null;
 let reviewing = false;
+/** The session's artifacts as last listed (to link cited sources to them). */
+let artifactsSeen: Artifact[] = [];
+
+/** The artifact that holds `url` (a search or a page the agent kept), if any. */
+function sourceOf(url: string): { id: string; title: string } | null {
+  const found = artifactsSeen.find((a) => a.content.includes(url));
+  return found ? { id: found.id, title: found.title } : null;
+}
+
+/** Opens an artifact in the panel and moves focus to it. */
+function showArtifact(id: string): void {
+  const item = ui.artifacts.querySelector<HTMLElement>(`li.artifact[data-id="${CSS.escape(id)}"]`);
+  const details = item?.querySelector("details");
+  if (!item || !details) return;
+  details.open = true;
+  item.scrollIntoView({ block: "nearest" });
+  details.querySelector("summary")?.focus();
+}
 
 // ---- status, banner, transcript ------------------------------------------
 
@@ -98,7 +117,7 @@ function restoreTranscript(): void {
   for (const turn of JSON.parse(saved) as { role: "person" | "agent"; text: string }[]) {
     const body = addTurn(turn.role, turn.text);
     if (turn.role === "agent") {
-      renderStream(body, turn.text);
+      renderStream(body, turn.text, sourceOf);
       (body.parentElement as HTMLElement).dataset.markdown = turn.text;
     }
   }
@@ -106,7 +125,11 @@ function restoreTranscript(): void {
 
 function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
-  if (code === "not_configured") return "No LLM is configured on the proxy. Set ATELIER_UPSTREAM_URL (see the README) and restart it.";
+  if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
+  if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
+  if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
+  if (code === "context_too_long") return "The conversation is too long for the model: start a new session or turn some artifacts off.";
+  if (code === "recursion_limit") return "The agent took too many steps without finishing: rephrase the request or break it into smaller ones.";
   if (code === "auth") return "The proxy (or the LLM behind it) refused the credentials: if the proxy asks for a client token, enter it under Settings.";
   if (code === "upstream_unavailable") return "The proxy or the LLM cannot be reached. Your projects and artifacts still work offline.";
   return e instanceof Error ? e.message : String(e);
@@ -129,7 +152,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
       onEvent: (event) => {
         if (event.type === "content") {
           markdown += event.text;
-          renderStream(body, markdown);
+          renderStream(body, markdown, sourceOf);
         } else if (event.type === "phase") {
           phase = event.phase;
           showStatus();
@@ -147,7 +170,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
     if (result.status === "aborted") {
       turn.remove();
     } else {
-      renderStream(body, result.content);
+      renderStream(body, result.content, sourceOf);
       turn.dataset.markdown = result.content;
     }
     if (result.status === "interrupted") {
@@ -184,6 +207,7 @@ function openReview(result: RunResult): void {
 
 async function decide(approved: boolean): Promise<void> {
   ui.review.close();
+  ui.reopenReview.hidden = true;
   reviewing = false;
   // The resumed run's output repeats the paused turn's: it replaces that bubble.
   ui.transcript.querySelector(".turn.agent[data-interrupted]")?.remove();
@@ -195,10 +219,12 @@ async function decide(approved: boolean): Promise<void> {
 
 async function refreshArtifacts(): Promise<void> {
   const list: Artifact[] = await agent.listArtifacts(SESSION);
+  artifactsSeen = list;
   ui.artifacts.replaceChildren(
     ...list.map((artifact) => {
       const item = document.createElement("li");
       item.className = `artifact ${artifact.isActive ? "active" : "inactive"}`;
+      item.dataset.id = artifact.id;
       const details = document.createElement("details");
       const summary = document.createElement("summary");
       summary.textContent = artifact.title;
@@ -209,6 +235,9 @@ async function refreshArtifacts(): Promise<void> {
       toggle.type = "checkbox";
       toggle.checked = artifact.isActive;
       toggle.setAttribute("aria-label", `Use “${artifact.title}” in the context`);
+      const toggleLabel = document.createElement("label");
+      toggleLabel.className = "toggle";
+      toggleLabel.append(toggle, " In context");
       toggle.addEventListener("change", () => void agent.setArtifactActive(artifact.id, toggle.checked).then(refreshArtifacts));
       const remove = document.createElement("button");
       remove.type = "button";
@@ -218,7 +247,7 @@ async function refreshArtifacts(): Promise<void> {
       remove.addEventListener("click", () => void agent.deleteArtifact(artifact.id).then(refreshArtifacts));
       const bar = document.createElement("div");
       bar.className = "row";
-      bar.append(toggle, remove);
+      bar.append(toggleLabel, remove);
       item.append(details, bar);
       return item;
     }),
@@ -321,8 +350,8 @@ async function main(): Promise<void> {
   ui.longTermMemory.checked = settings.longTermMemory;
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showStatus();
-  restoreTranscript();
   await refreshArtifacts();
+  restoreTranscript();
   await refreshProjects();
   const pending = await agent.pendingReview(SESSION);
   if (pending) {
@@ -341,10 +370,31 @@ async function main(): Promise<void> {
     void run((options) => agent.send(SESSION, text, options));
   });
   ui.input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) ui.composer.requestSubmit();
+    // Enter sends; Shift+Enter is a newline; nothing sends while an input
+    // method is composing (Japanese input confirms its conversion with Enter).
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+    event.preventDefault();
+    ui.composer.requestSubmit();
   });
   ui.stop.addEventListener("click", () => running?.abort());
+  ui.transcript.addEventListener("click", (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>("button.source-artifact");
+    if (button?.dataset.artifactId) showArtifact(button.dataset.artifactId);
+  });
   ui.approve.addEventListener("click", () => void decide(true));
+  // Escape closes the dialog; the review stays pending and reopens from the status line.
+  ui.review.addEventListener("cancel", () => {
+    ui.reopenReview.hidden = !reviewing;
+  });
+  ui.reopenReview.addEventListener("click", () => {
+    ui.reopenReview.hidden = true;
+    ui.review.showModal();
+  });
+  window.addEventListener("offline", () => showBanner("You are offline: chat waits for the network; your projects, chapters and artifacts work as usual."));
+  window.addEventListener("online", () => {
+    showBanner(null);
+    void checkProxy();
+  });
   ui.reject.addEventListener("click", () => void decide(false));
   ui.projectForm.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -394,6 +444,13 @@ async function main(): Promise<void> {
       fullThreshold: Number(ui.fullThreshold.value) || 1000,
       longTermMemory: ui.longTermMemory.checked,
     });
+  });
+}
+
+// After the first visit the app opens offline (see sw/service-worker.js).
+if ("serviceWorker" in navigator && location.protocol !== "file:") {
+  window.addEventListener("load", () => {
+    navigator.serviceWorker.register("/sw.js").catch(() => undefined);
   });
 }
 
