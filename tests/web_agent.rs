@@ -53,6 +53,23 @@ async fn a_greeting_is_answered_without_tools() {
     let requests = log["requests"].as_array().unwrap();
     assert_eq!(requests.len(), 2);
     assert!(requests[1]["body"].get("tools").is_none(), "no tools for a greeting");
+
+    // The turn is in the session's transcript, in IndexedDB, for any app on the package.
+    let sessions: Array = JsFuture::from(agent.sessions()).await.unwrap().unchecked_into();
+    assert_eq!(sessions.length(), 1);
+    assert_eq!(prop(&sessions.get(0), "title").as_string().as_deref(), Some("こんにちは"));
+    let transcript: Array = JsFuture::from(agent.transcript("s".into())).await.unwrap().unchecked_into();
+    let roles: Vec<String> = transcript.iter().map(|e| prop(&e, "role").as_string().unwrap()).collect();
+    assert_eq!(roles, ["person", "agent"]);
+    assert_eq!(prop(&transcript.get(1), "text").as_string().as_deref(), Some("こんにちは！"));
+    JsFuture::from(agent.rename_session("s".into(), "挨拶".into())).await.unwrap();
+    let sessions: Array = JsFuture::from(agent.sessions()).await.unwrap().unchecked_into();
+    assert_eq!(prop(&sessions.get(0), "title").as_string().as_deref(), Some("挨拶"));
+    JsFuture::from(agent.delete_session("s".into())).await.unwrap();
+    let sessions: Array = JsFuture::from(agent.sessions()).await.unwrap().unchecked_into();
+    assert_eq!(sessions.length(), 0);
+    let transcript: Array = JsFuture::from(agent.transcript("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(transcript.length(), 0);
 }
 
 #[wasm_bindgen_test]

@@ -134,6 +134,12 @@ pub struct SendOptions {
     pub on_event: Option<EventListener>,
 }
 
+fn warn(options: &SendOptions, message: String) {
+    if let Some(sink) = &options.on_event {
+        sink(&AgentEvent::Warning { message });
+    }
+}
+
 /// The assistant.
 pub struct Agent {
     env: Rc<AgentEnv>,
@@ -338,8 +344,24 @@ impl Agent {
                 sink(&event);
             }
         };
+        if let Err(e) = self.env.db.record_input(session_id, input).await {
+            warn(&options, format!("the message was not added to the session's transcript: {e}"));
+        }
         let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener)).await?;
-        Ok(Agent::result(outcome))
+        let result = Agent::result(outcome);
+        self.record(session_id, &result, &options).await;
+        Ok(result)
+    }
+
+    /// Keeps what the turn showed in the session's transcript (an aborted
+    /// turn shows nothing and keeps nothing).
+    async fn record(&self, session_id: &str, result: &RunResult, options: &SendOptions) {
+        if result.status == "aborted" {
+            return;
+        }
+        if let Err(e) = self.env.db.record_output(session_id, &result.content, &result.status).await {
+            warn(options, format!("the answer was not added to the session's transcript: {e}"));
+        }
     }
 
     /// Answers the session's pending review (`{approved, reason?}`) and continues the run.
@@ -356,7 +378,9 @@ impl Agent {
             }
         };
         let outcome = self.graph.resume(Some(decision), &self.config(session_id, &options, &listener)).await?;
-        Ok(Agent::result(outcome))
+        let result = Agent::result(outcome);
+        self.record(session_id, &result, &options).await;
+        Ok(result)
     }
 
     /// The review a session waits for, if any (also after a reload).

@@ -584,3 +584,25 @@ fn model_text_cannot_draw_a_tool_or_approval_chip() {
         render_call(&ToolCall::new("1", "record_thought", &json!({"thought": "x\n```\n```tool\napproved: y"})));
     assert_eq!(thought.matches("\n```tool").count(), 0, "{thought}");
 }
+
+#[test]
+fn each_turn_lands_in_the_session_transcript_and_a_resumed_turn_replaces_its_paused_part() {
+    let h = harness(vec![json_reply(json!({"strategy": "chat_only", "reasoning": "greeting"})), text("Hello!")]);
+    block_on(h.agent.send("s1", "こんにちは", agent_on())).unwrap();
+    let (_, section) = writing_setup(&h);
+    play(&h, edit_script(&section));
+    h.model.push(text("Done."));
+    let paused = block_on(h.agent.send("s1", "犬にして", agent_on())).unwrap();
+    assert_eq!(paused.status, "interrupted");
+    let transcript = block_on(h.db.transcript("s1")).unwrap();
+    assert_eq!(transcript.last().unwrap().status.as_deref(), Some("interrupted"));
+    let done = block_on(h.agent.resume("s1", json!({"approved": true}), agent_on())).unwrap();
+    let transcript = block_on(h.db.transcript("s1")).unwrap();
+    let shown: Vec<(crate::store::Speaker, Option<&str>)> =
+        transcript.iter().map(|e| (e.role, e.status.as_deref())).collect();
+    use crate::store::Speaker::{Agent as A, Person as P};
+    assert_eq!(shown, [(P, None), (A, Some("completed")), (P, None), (A, Some("completed"))]);
+    assert_eq!(transcript[3].text, done.content);
+    let sessions = block_on(h.db.sessions()).unwrap();
+    assert_eq!((sessions.len(), sessions[0].title.as_str()), (1, "こんにちは"));
+}

@@ -38,11 +38,11 @@ pub struct Db {
     backend: Rc<dyn Backend>,
 }
 
-fn to_value<T: Serialize>(store: &str, record: &T) -> Result<Value> {
+pub(super) fn to_value<T: Serialize>(store: &str, record: &T) -> Result<Value> {
     serde_json::to_value(record).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
-fn from_value<T: DeserializeOwned>(store: &str, value: Value) -> Result<T> {
+pub(super) fn from_value<T: DeserializeOwned>(store: &str, value: Value) -> Result<T> {
     serde_json::from_value(value).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
@@ -50,9 +50,9 @@ thread_local! {
     static SEQUENCE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Revision ids sort in the order changes were made: milliseconds, then a
-/// sequence number for changes within the same millisecond.
-fn revision_id() -> String {
+/// Revision (and transcript) ids sort in the order changes were made:
+/// milliseconds, then a sequence number for changes within the same millisecond.
+pub(super) fn revision_id() -> String {
     let seq = SEQUENCE.with(|s| {
         s.set(s.get() + 1);
         s.get()
@@ -60,7 +60,7 @@ fn revision_id() -> String {
     format!("{:015.0}-{seq:09}", platform::now_ms())
 }
 
-fn by_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> f64) {
+pub(super) fn by_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> f64) {
     super::order::sort_by(items, |a, b| order(a).total_cmp(&order(b)));
 }
 
@@ -74,7 +74,7 @@ impl Db {
         &self.backend
     }
 
-    async fn get<T: DeserializeOwned>(&self, store: &str, id: &str) -> Result<Option<T>> {
+    pub(super) async fn get<T: DeserializeOwned>(&self, store: &str, id: &str) -> Result<Option<T>> {
         self.backend.get(store, id).await?.map(|v| from_value(store, v)).transpose()
     }
 
@@ -82,7 +82,7 @@ impl Db {
         self.get(store, id).await?.ok_or_else(|| StoreError::NotFound { store: store.to_owned(), id: id.to_owned() })
     }
 
-    async fn list<T: DeserializeOwned>(&self, store: &str, index: &str, value: &str) -> Result<Vec<T>> {
+    pub(super) async fn list<T: DeserializeOwned>(&self, store: &str, index: &str, value: &str) -> Result<Vec<T>> {
         self.backend.by_index(store, index, value).await?.into_iter().map(|v| from_value(store, v)).collect()
     }
 

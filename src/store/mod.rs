@@ -14,6 +14,7 @@ mod error;
 mod model;
 mod order;
 pub mod schema;
+mod sessions;
 mod tree;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

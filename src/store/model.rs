@@ -15,6 +15,10 @@ pub mod stores {
     pub const CHECKPOINTS: &str = "checkpoints";
     pub const REVISIONS: &str = "revisions";
     pub const SETTINGS: &str = "settings";
+    /// Chat sessions (title, times), schema v5.
+    pub const SESSIONS: &str = "sessions";
+    /// What each session's conversation showed, turn by turn, schema v5.
+    pub const TRANSCRIPT: &str = "transcript";
     /// Schema v3 only (removed in v4): index entries in a store of their own.
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.
@@ -60,6 +64,39 @@ pub struct SessionArtifact {
     pub updated_at: f64,
     #[serde(default)]
     pub lifecycle: Lifecycle,
+}
+
+/// A chat session: its artifacts, checkpoints and transcript share its id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub id: String,
+    pub title: String,
+    pub created_at: f64,
+    pub updated_at: f64,
+}
+
+/// Who a transcript entry is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    Person,
+    Agent,
+}
+
+/// One message as the conversation showed it: the person's input, or the
+/// agent's Markdown stream for a turn (with how the turn ended).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptEntry {
+    pub id: String,
+    pub session_id: String,
+    pub role: Speaker,
+    pub text: String,
+    /// For the agent: "completed" or "interrupted" (waiting for a review).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    pub created_at: f64,
 }
 
 /// A writing project.

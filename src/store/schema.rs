@@ -98,6 +98,18 @@ pub const VERSIONS: &[Version] = &[
         migrations: &[Migration::IndexArtifacts],
         removes: &[SNIPPETS],
     },
+    // 5: sessions and their transcripts (what the conversation showed), so
+    // any app on the package lists, renames and reopens sessions.
+    Version {
+        number: 5,
+        stores: &[
+            StoreSpec { name: SESSIONS, key_path: "id", indexes: &[] },
+            StoreSpec { name: TRANSCRIPT, key_path: "id", indexes: &[("sessionId", &["sessionId"])] },
+        ],
+        indexes: &[],
+        migrations: &[],
+        removes: &[],
+    },
 ];
 
 /// Key path of the artifact store's `bySessionActive` index: its keys are

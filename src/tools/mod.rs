@@ -13,6 +13,7 @@ macro_rules! tool {
             parameters: $params:expr,
             read_only: $ro:expr,
             approval: $approval:expr,
+            $(group: $group:expr,)?
             persists: $persists:expr,
             call: |$args:ident, $ctx:ident| $body:block
         }
@@ -30,6 +31,12 @@ macro_rules! tool {
             }
             fn needs_approval_by_default(&self) -> bool {
                 $approval
+            }
+            fn group(&self) -> $crate::tools::ToolGroup {
+                #[allow(unused_variables)]
+                let group = $crate::tools::ToolGroup::General;
+                $(let group = $group;)?
+                group
             }
             fn persists_as(&self) -> Option<$crate::store::ArtifactType> {
                 $persists
@@ -158,6 +165,30 @@ pub struct ToolContext {
     pub cancel: CancelToken,
 }
 
+/// How the settings group the tools for the person (approval toggles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolGroup {
+    /// Web search, artifacts, thinking, reading the projects, memory.
+    General,
+    /// Tools that change the manuscript.
+    Manuscript,
+    /// Tools that build or change the plot.
+    Plot,
+}
+
+/// What the person's settings show of a tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub group: ToolGroup,
+    pub read_only: bool,
+    /// Whether it asks the person first unless the settings say otherwise.
+    pub needs_approval_by_default: bool,
+}
+
 /// One tool.
 #[async_trait(?Send)]
 pub trait Tool {
@@ -168,6 +199,10 @@ pub trait Tool {
     /// Asks the person before running, unless the settings say otherwise.
     fn needs_approval_by_default(&self) -> bool {
         false
+    }
+    /// The group the settings show it in.
+    fn group(&self) -> ToolGroup {
+        ToolGroup::General
     }
     /// The artifact type its results are kept as (`None`: not kept).
     fn persists_as(&self) -> Option<ArtifactType>;
@@ -198,6 +233,23 @@ impl ToolRegistry {
 
     pub fn all(&self) -> &[Rc<dyn Tool>] {
         &self.tools
+    }
+
+    /// Every tool as the settings show it.
+    pub fn infos(&self) -> Vec<ToolInfo> {
+        self.tools
+            .iter()
+            .map(|t| {
+                let spec = t.spec();
+                ToolInfo {
+                    name: spec.function.name.clone(),
+                    description: spec.function.description.clone(),
+                    group: t.group(),
+                    read_only: t.read_only(),
+                    needs_approval_by_default: t.needs_approval_by_default(),
+                }
+            })
+            .collect()
     }
 
     /// Specs of the named tools (unknown names are skipped).

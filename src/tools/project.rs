@@ -154,6 +154,7 @@ tool! {
         parameters: edit_schema("section_id"),
         read_only: false,
         approval: true,
+        group: super::ToolGroup::Manuscript,
         persists: None,
         call: |args, ctx| {
             let plan = edit::plan("edit_manuscript", args, ctx).await?;
@@ -170,6 +171,7 @@ tool! {
         parameters: object(json!({ "section_id": { "type": "string" }, "content": { "type": "string" } }), &["section_id", "content"]),
         read_only: false,
         approval: true,
+        group: super::ToolGroup::Manuscript,
         persists: None,
         call: |args, ctx| {
             let plan = edit::plan("update_manuscript", args, ctx).await?;
@@ -196,6 +198,7 @@ tool! {
         parameters: object(json!({ "project_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" }, "parent_id": { "type": "string" } }), &["project_id", "title"]),
         read_only: false,
         approval: false,
+        group: super::ToolGroup::Plot,
         persists: None,
         call: |args, ctx| {
             let a: AddPlotArgs = parse_args("add_plot_item", args)?;
@@ -228,6 +231,7 @@ tool! {
         parameters: object(json!({ "item_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" } }), &["item_id"]),
         read_only: false,
         approval: true,
+        group: super::ToolGroup::Plot,
         persists: None,
         call: |args, ctx| {
             let a: UpdatePlotArgs = parse_args("update_plot_item", args)?;
@@ -258,6 +262,7 @@ tool! {
         parameters: object(json!({ "item_id": { "type": "string" }, "parent_id": { "type": "string" }, "order": { "type": "number" } }), &["item_id", "order"]),
         read_only: false,
         approval: true,
+        group: super::ToolGroup::Plot,
         persists: None,
         call: |args, ctx| {
             let a: MovePlotArgs = parse_args("move_plot_item", args)?;
@@ -285,6 +290,7 @@ tool! {
         parameters: object(json!({ "item_id": { "type": "string" } }), &["item_id"]),
         read_only: false,
         approval: true,
+        group: super::ToolGroup::Plot,
         persists: None,
         call: |args, ctx| {
             #[derive(Deserialize)]

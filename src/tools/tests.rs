@@ -143,3 +143,20 @@ fn artifact_tools_resolve_titles_and_respect_lifecycles() {
     .unwrap();
     assert_eq!(block_on(ctx.db.resolve_artifact("s", "Glossary")).unwrap().content, "a\nb\n");
 }
+
+#[test]
+fn the_settings_group_tools_as_the_person_thinks_of_them() {
+    let infos = ToolRegistry::standard().infos();
+    let group_of = |name: &str| infos.iter().find(|t| t.name == name).map(|t| t.group);
+    assert_eq!(group_of("edit_manuscript"), Some(ToolGroup::Manuscript));
+    assert_eq!(group_of("update_manuscript"), Some(ToolGroup::Manuscript));
+    for plot in ["add_plot_item", "update_plot_item", "move_plot_item", "delete_plot_item"] {
+        assert_eq!(group_of(plot), Some(ToolGroup::Plot), "{plot}");
+    }
+    assert_eq!(group_of("web_search"), Some(ToolGroup::General));
+    // Everything that overwrites the person's work asks first by default (adding does not).
+    for info in infos.iter().filter(|t| t.group != ToolGroup::General && !t.read_only && !t.name.starts_with("add_")) {
+        assert!(info.needs_approval_by_default, "{}", info.name);
+    }
+    assert!(infos.iter().all(|t| !t.description.is_empty()));
+}

@@ -107,6 +107,35 @@ export interface Artifact {
 }
 /** An artifact to import: a row from `listArtifacts` or from a Dexie app's `sessionArtifacts` table. */
 export type ArtifactInput = Omit<Artifact, "lifecycle"> & { lifecycle?: Lifecycle };
+/** A tool as the settings show it (for per-tool approval toggles). */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  /** "general": web, artifacts, thinking, reading projects; "manuscript": changes chapters; "plot": builds the plot. */
+  group: "general" | "manuscript" | "plot";
+  readOnly: boolean;
+  /** Asks the person first unless `settings().approvals` says otherwise. */
+  needsApprovalByDefault: boolean;
+}
+/** A chat session (its artifacts, checkpoints and transcript share its id). */
+export interface SessionInfo {
+  id: string;
+  /** The first line of its first message, until renamed. */
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+}
+/** One message as the conversation showed it. */
+export interface TranscriptEntry {
+  id: string;
+  sessionId: string;
+  role: "person" | "agent";
+  /** The person's input, or the agent's Markdown stream for the turn. */
+  text: string;
+  /** For the agent: "completed", or "interrupted" while a review waits. */
+  status?: "completed" | "interrupted";
+  createdAt: number;
+}
 "#;
 
 #[wasm_bindgen]
@@ -280,10 +309,51 @@ impl JsAgent {
         future_to_promise(async move { to_js(&db.artifacts(&session_id).await.map_err(error::store)?) })
     }
 
+    /// The agent's tools, grouped for the settings (per-tool approval toggles).
+    #[wasm_bindgen(unchecked_return_type = "ToolInfo[]")]
+    pub fn tools(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.agent.env().tools.infos())
+    }
+
+    /// Every session, most recently used first (a session appears with its
+    /// first message).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SessionInfo[]>")]
+    pub fn sessions(&self) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.sessions().await.map_err(error::store)?) })
+    }
+
+    /// A session's messages as the conversation showed them, oldest first.
+    #[wasm_bindgen(unchecked_return_type = "Promise<TranscriptEntry[]>")]
+    pub fn transcript(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.transcript(&session_id).await.map_err(error::store)?) })
+    }
+
+    /// Renames a session.
+    #[wasm_bindgen(js_name = renameSession, unchecked_return_type = "Promise<void>")]
+    pub fn rename_session(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String, title: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.rename_session(&session_id, &title).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a session with its transcript, artifacts and checkpoints.
+    #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<void>")]
+    pub fn delete_session(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.delete_session(&session_id).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Stores artifacts (a backup from `listArtifacts`, a Dexie app's rows),
     /// replacing any with the same id, in one transaction; a record that is
-    /// not an artifact refuses the whole import (code `import`). Resolves to
-    /// the number stored.
+    /// not an artifact refuses the whole import (code `invalid_argument`,
+    /// naming it). Resolves to the number stored.
     #[wasm_bindgen(js_name = importArtifacts, unchecked_return_type = "Promise<number>")]
     pub fn import_artifacts(
         &self,

@@ -17,6 +17,8 @@ import init, {
   type ProjectExport,
   type ReviewPayload,
   type RunResult,
+  type SessionInfo,
+  type TranscriptEntry,
   type AppliedEdits,
   type Edit,
   type EditReport,
@@ -78,7 +80,14 @@ async function main(): Promise<void> {
   const backup: ProjectExport = await agent.exportProject(project.id);
   await agent.importProject(backup);
   const memories: Memory[] = await agent.memories("2026-01-01", "2026-12-31");
-  console.log(plot.length, memories.length, agent.settings().mainModel);
+  console.log(plot.length, memories.length, agent.settings().mainModel, agent.settings().pageChars);
+  const sessions: SessionInfo[] = await agent.sessions();
+  const transcript: TranscriptEntry[] = await agent.transcript(sessions[0]?.id ?? "session-1");
+  const fromPerson: boolean = transcript.some((entry) => entry.role === "person");
+  await agent.renameSession("session-1", "Research");
+  await agent.deleteSession("session-1");
+  const reason: string | null = pending?.reason ?? null;
+  console.log(fromPerson, reason);
 }
 
 void main();

@@ -2,11 +2,13 @@
 // dialog for destructive edits, and an offline project editor. Everything is
 // stored in IndexedDB by the package; the proxy at /api reaches the LLM.
 import "./style.css";
-import init, { Agent, type AgentEvent, type Artifact, type ManuscriptSection, type RunResult } from "atelier-agent";
+import init, { Agent, type AgentEvent, type Artifact, type ManuscriptSection, type RunResult, type SessionInfo } from "atelier-agent";
 import { renderStream } from "./render";
 import { setupPlayground } from "./playground";
 
-const SESSION = "main";
+/** Which session the app shows (a preference of this browser; the sessions live in IndexedDB). */
+const CURRENT_session_KEY = "atelier-current-session";
+let session = localStorage.getItem(CURRENT_session_KEY) ?? "main";
 const PROXY = "/api";
 /** Where the client token (ATELIER_CLIENT_TOKEN of the proxy) is kept in this browser. */
 const TOKEN_KEY = "atelier-client-token";
@@ -32,6 +34,11 @@ const ui = {
   reviewDiff: byId<HTMLPreElement>("review-diff"),
   reviewReason: byId<HTMLInputElement>("review-reason"),
   reopenReview: byId<HTMLButtonElement>("reopen-review"),
+  sessionSelect: byId<HTMLSelectElement>("session-select"),
+  sessionTitle: byId<HTMLInputElement>("session-title"),
+  newSession: byId<HTMLButtonElement>("new-session"),
+  renameSession: byId<HTMLButtonElement>("rename-session"),
+  deleteSession: byId<HTMLButtonElement>("delete-session"),
   approve: byId<HTMLButtonElement>("approve"),
   reject: byId<HTMLButtonElement>("reject"),
   projectForm: byId<HTMLFormElement>("new-project"),
@@ -103,24 +110,62 @@ function addTurn(role: "person" | "agent", text = ""): HTMLElement {
   return body;
 }
 
-function saveTranscript(): void {
-  const turns = [...ui.transcript.querySelectorAll<HTMLElement>(".turn:not([data-interrupted])")].map((t) => ({
-    role: t.classList.contains("person") ? "person" : "agent",
-    text: t.dataset.markdown ?? t.textContent ?? "",
-  }));
-  localStorage.setItem(`atelier-transcript-${SESSION}`, JSON.stringify(turns));
-}
-
-function restoreTranscript(): void {
-  const saved = localStorage.getItem(`atelier-transcript-${SESSION}`);
-  if (!saved) return;
-  for (const turn of JSON.parse(saved) as { role: "person" | "agent"; text: string }[]) {
+/** Shows `session`'s conversation as stored in IndexedDB by the package. */
+async function restoreTranscript(): Promise<void> {
+  ui.transcript.replaceChildren();
+  const entries = await agent.transcript(session);
+  // Conversations from before transcripts were stored by the package.
+  const legacy = entries.length === 0 ? localStorage.getItem(`atelier-transcript-${session}`) : null;
+  const shown = legacy
+    ? (JSON.parse(legacy) as { role: "person" | "agent"; text: string }[]).map((t) => ({ ...t, status: undefined }))
+    : entries;
+  for (const turn of shown) {
     const body = addTurn(turn.role, turn.text);
+    const bubble = body.parentElement as HTMLElement;
     if (turn.role === "agent") {
       renderStream(body, turn.text, sourceOf);
-      (body.parentElement as HTMLElement).dataset.markdown = turn.text;
+      bubble.dataset.markdown = turn.text;
     }
+    if (turn.status === "interrupted") bubble.dataset.interrupted = "true";
   }
+}
+
+// ---- sessions -------------------------------------------------------------
+
+async function refreshSessions(): Promise<void> {
+  const list: SessionInfo[] = await agent.sessions();
+  const options = list.map((s) => {
+    const option = document.createElement("option");
+    option.value = s.id;
+    option.textContent = s.title;
+    return option;
+  });
+  if (!list.some((s) => s.id === session)) {
+    // A new session appears in the list with its first message.
+    const option = document.createElement("option");
+    option.value = session;
+    option.textContent = "New session";
+    options.unshift(option);
+  }
+  ui.sessionSelect.replaceChildren(...options);
+  ui.sessionSelect.value = session;
+  ui.sessionTitle.value = list.find((s) => s.id === session)?.title ?? "";
+}
+
+/** Shows `id`: its conversation, artifacts and any review it waits for. */
+async function switchSession(id: string): Promise<void> {
+  if (running) return;
+  session = id;
+  localStorage.setItem(CURRENT_session_KEY, id);
+  ui.review.close();
+  ui.reopenReview.hidden = true;
+  await refreshArtifacts();
+  await restoreTranscript();
+  await refreshSessions();
+  const pending = await agent.pendingReview(session);
+  reviewing = pending !== null;
+  showStatus();
+  if (pending) openReview({ status: "interrupted", content: "", review: pending, strategy: null });
 }
 
 function errorText(e: unknown): string {
@@ -188,7 +233,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
     showStatus();
     ui.send.disabled = false;
     ui.stop.disabled = true;
-    saveTranscript();
+    await refreshSessions();
     await refreshArtifacts();
     await refreshSection();
   }
@@ -212,13 +257,13 @@ async function decide(approved: boolean): Promise<void> {
   // The resumed run's output repeats the paused turn's: it replaces that bubble.
   ui.transcript.querySelector(".turn.agent[data-interrupted]")?.remove();
   const reason = ui.reviewReason.value.trim();
-  await run((options) => agent.resume(SESSION, reason ? { approved, reason } : { approved }, options));
+  await run((options) => agent.resume(session, reason ? { approved, reason } : { approved }, options));
 }
 
 // ---- artifacts ------------------------------------------------------------
 
 async function refreshArtifacts(): Promise<void> {
-  const list: Artifact[] = await agent.listArtifacts(SESSION);
+  const list: Artifact[] = await agent.listArtifacts(session);
   artifactsSeen = list;
   ui.artifacts.replaceChildren(
     ...list.map((artifact) => {
@@ -350,16 +395,26 @@ async function main(): Promise<void> {
   ui.longTermMemory.checked = settings.longTermMemory;
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showStatus();
-  await refreshArtifacts();
-  restoreTranscript();
+  await switchSession(session);
   await refreshProjects();
-  const pending = await agent.pendingReview(SESSION);
-  if (pending) {
-    reviewing = true;
-    showStatus();
-    openReview({ status: "interrupted", content: "", review: pending, strategy: null });
-  }
   void checkProxy();
+
+  ui.sessionSelect.addEventListener("change", () => void switchSession(ui.sessionSelect.value));
+  ui.newSession.addEventListener("click", () => void switchSession(crypto.randomUUID()));
+  ui.renameSession.addEventListener("click", () => {
+    const title = ui.sessionTitle.value.trim();
+    if (!title) return;
+    void agent.renameSession(session, title).then(refreshSessions, (e: unknown) => showBanner(errorText(e)));
+  });
+  ui.deleteSession.addEventListener("click", () => {
+    if (running || !confirm("Delete this session with its conversation and artifacts? Your projects are not touched.")) return;
+    const gone = session;
+    void agent.deleteSession(gone).then(async () => {
+      localStorage.removeItem(`atelier-transcript-${gone}`);
+      const rest = await agent.sessions();
+      await switchSession(rest[0]?.id ?? crypto.randomUUID());
+    });
+  });
 
   ui.composer.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -367,7 +422,7 @@ async function main(): Promise<void> {
     if (!text || running) return;
     ui.input.value = "";
     addTurn("person", text);
-    void run((options) => agent.send(SESSION, text, options));
+    void run((options) => agent.send(session, text, options));
   });
   ui.input.addEventListener("keydown", (event) => {
     // Enter sends; Shift+Enter is a newline; nothing sends while an input
