@@ -175,6 +175,7 @@ async function scenarios(browser) {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") console.log(`  page console: ${m.text()}`); });
   const app = `http://127.0.0.1:${port}/`;
   const routed = (strategy) => ({ type: "text", text: JSON.stringify({ strategy, reasoning: "test" }) });
   const shot = (name) => page.screenshot({ path: join(out, name) });
@@ -430,6 +431,71 @@ async function scenarios(browser) {
     await new Promise((r) => setTimeout(r, 300));
     proxy = startProxy();
     await waitFor(`http://127.0.0.1:${port}/api/health`);
+  });
+
+  await check("11. first run: a local model server is found with no configuration, and the settings say which models", async () => {
+    proxy.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    proxy = startProxy({ ATELIER_UPSTREAM_URL: "", ATELIER_AUTODETECT: "true", ATELIER_LOCAL_PORTS: String(fakePort) });
+    await waitFor(`http://127.0.0.1:${port}/api/health`);
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
+    await page.waitForFunction(() => document.querySelector("#model-source").textContent.includes("Found"));
+    const source = await page.locator("#model-source").textContent();
+    assert(source.includes(`127.0.0.1:${fakePort}`) && source.includes("fake-chat"), `model source: ${source}`);
+    const offered = await page.locator("#model-list option").evaluateAll((os) => os.map((o) => o.value));
+    assert(offered.includes("fake-chat") && !offered.includes("fake-embed-text"), `models offered: ${offered}`);
+    const groups = await page.locator("#approvals .group").allTextContents();
+    assert(groups.join("|") === "General capabilities|Manuscript tools|Plot and structure", `groups: ${groups}`);
+    assert(await page.locator('#approvals input[data-tool="edit_manuscript"]').isChecked(), "edits ask first by default");
+    await page.screenshot({ path: join(out, "e2e-11-first-run-settings.png") });
+    await script([routed("chat_only"), { type: "text", text: "ローカルのモデルです。" }]);
+    await say("こんにちは");
+    await idle();
+    const sent = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.body.model);
+    assert(sent.length === 2 && sent.every((m) => m === "fake-chat"), `models sent: ${sent}`);
+    // Per-tool approval: turning it off is stored.
+    await page.locator('#approvals input[data-tool="update_manuscript"]').uncheck();
+    await page.getByRole("button", { name: "Save settings" }).click();
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    assert(!(await page.locator('#approvals input[data-tool="update_manuscript"]').isChecked()), "the approval setting was kept");
+    if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
+    await page.locator('#approvals input[data-tool="update_manuscript"]').check();
+    await page.getByRole("button", { name: "Save settings" }).click();
+    proxy.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    proxy = startProxy();
+    await waitFor(`http://127.0.0.1:${port}/api/health`);
+  });
+
+  await check("12. sessions: new, switch, rename, delete, each with its own conversation from IndexedDB", async () => {
+    const first = await page.locator("#session-select").inputValue();
+    const firstTurns = await page.locator(".turn").count();
+    await page.getByRole("button", { name: "New session" }).click();
+    await page.waitForFunction(() => document.querySelectorAll(".turn").length === 0);
+    await script([routed("chat_only"), { type: "text", text: "新しい話です。" }]);
+    await say("新しいセッションで質問");
+    await idle();
+    const titles = await page.locator("#session-select option").allTextContents();
+    assert(titles.includes("新しいセッションで質問"), `sessions: ${titles}`);
+    const second = await page.locator("#session-select").inputValue();
+    await page.locator("#session-select").selectOption(first);
+    await page.waitForFunction((n) => document.querySelectorAll(".turn").length === n, firstTurns);
+    await page.locator("#session-select").selectOption(second);
+    await page.waitForFunction(() => document.querySelectorAll(".turn").length === 2);
+    await page.locator("#session-title").fill("旅の相談");
+    await page.getByRole("button", { name: "Rename" }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll("#session-select option")].some((o) => o.textContent === "旅の相談"));
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll(".turn").length === 2, null, { timeout: 20000 });
+    await page.screenshot({ path: join(out, "e2e-12-sessions.png") });
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Delete session" }).click();
+    await page.waitForFunction(() => ![...document.querySelectorAll("#session-select option")].some((o) => o.textContent === "旅の相談"));
+    const left = await page.locator("#session-select option").allTextContents();
+    assert(!left.includes("旅の相談"), `deleted: ${left}`);
   });
 
   await check("10. after a first visit the app opens offline; chapters are written offline; chat comes back online", async () => {

@@ -56,6 +56,9 @@ const ui = {
   fullThreshold: byId<HTMLInputElement>("full-threshold"),
   longTermMemory: byId<HTMLInputElement>("long-term-memory"),
   clientToken: byId<HTMLInputElement>("client-token"),
+  modelList: byId<HTMLDataListElement>("model-list"),
+  modelSource: byId<HTMLParagraphElement>("model-source"),
+  approvals: byId<HTMLFieldSetElement>("approvals"),
   saveSettings: byId<HTMLButtonElement>("save-settings"),
 };
 
@@ -364,24 +367,90 @@ async function refreshSection(): Promise<void> {
 // ---- wiring -----------------------------------------------------------------
 
 async function checkProxy(): Promise<void> {
+  let answer: Response;
   try {
-    const health = (await (await fetch(`${PROXY}/health`)).json()) as {
-      chat?: { configured?: boolean };
+    answer = await fetch(`${PROXY}/health`, { cache: "no-store" });
+  } catch {
+    showBanner("The proxy cannot be reached: chat is unavailable, your projects and artifacts still work offline.");
+    return;
+  }
+  {
+    const health = (await answer.json()) as {
+      chat?: {
+        configured?: boolean;
+        upstream?: {
+          url: string;
+          source: string;
+          detected: boolean;
+          models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] };
+        } | null;
+      };
       clientTokenRequired?: boolean;
     };
+    showModels(health.chat?.upstream ?? null);
     if (health.clientTokenRequired && !localStorage.getItem(TOKEN_KEY)) {
       showBanner("This proxy asks for a client token: enter it under Settings (it stays in this browser).");
     } else if (!health.chat?.configured) {
-      showBanner("No LLM is configured on the proxy: chat is unavailable, everything else works. See the README to set ATELIER_UPSTREAM_URL.");
+      showBanner("No model is available yet: start a local model server (Ollama, llama.cpp, LM Studio, vLLM) and it is found on your next message, or set ATELIER_UPSTREAM_URL (see the README). Everything else works.");
     }
-  } catch {
-    showBanner("The proxy cannot be reached: chat is unavailable, your projects and artifacts still work offline.");
   }
 }
 
 function openAgent(): Promise<Agent> {
   const clientToken = localStorage.getItem(TOKEN_KEY) ?? undefined;
   return Agent.open(clientToken ? { proxyUrl: PROXY, clientToken } : { proxyUrl: PROXY });
+}
+
+/** The model picker: the aliases and every chat model the proxy's upstream offers. */
+function showModels(upstream: { url: string; source: string; detected: boolean; models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] } } | null): void {
+  // An older proxy reports no list.
+  const chat = (upstream?.models?.available ?? []).filter((m) => !m.embedding).map((m) => m.id);
+  ui.modelList.replaceChildren(
+    ...["main", "sub", ...chat].map((id) => {
+      const option = document.createElement("option");
+      option.value = id;
+      if (id === "main" && upstream?.models.main) option.label = `the proxy's main model (${upstream.models.main})`;
+      if (id === "sub" && upstream?.models.sub) option.label = `the proxy's sub model (${upstream.models.sub})`;
+      return option;
+    }),
+  );
+  ui.modelSource.textContent = upstream
+    ? `${upstream.detected ? `Found ${upstream.source}` : "Using"} at ${upstream.url}: main ${upstream.models.main ?? "—"}, sub ${upstream.models.sub ?? "—"}.`
+    : "No model server yet: start Ollama, llama.cpp, LM Studio or vLLM and it is found on your next message.";
+}
+
+const GROUPS = { general: "General capabilities", manuscript: "Manuscript tools", plot: "Plot and structure" } as const;
+
+/** One approval toggle per tool, grouped as the person thinks of them. */
+function showApprovals(): void {
+  const approvals = agent.settings().approvals;
+  const parts: HTMLElement[] = [];
+  for (const [group, title] of Object.entries(GROUPS)) {
+    const tools = agent
+      .tools()
+      .filter((t) => t.group === group)
+      // Reading tools never ask; the web tools are listed (they reach other sites).
+      .filter((t) => !t.readOnly || t.needsApprovalByDefault || t.name === "web_search" || t.name === "open_url");
+    if (tools.length === 0) continue;
+    const heading = document.createElement("p");
+    heading.className = "group";
+    heading.textContent = title;
+    const list = document.createElement("div");
+    list.className = "tools";
+    for (const tool of tools) {
+      const label = document.createElement("label");
+      label.className = "toggle";
+      label.title = tool.description;
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.dataset.tool = tool.name;
+      box.checked = approvals[tool.name] ?? tool.needsApprovalByDefault;
+      label.append(box, ` ${tool.name}`);
+      list.append(label);
+    }
+    parts.push(heading, list);
+  }
+  ui.approvals.replaceChildren(ui.approvals.querySelector("legend") ?? document.createElement("legend"), ...parts);
 }
 
 async function main(): Promise<void> {
@@ -394,6 +463,7 @@ async function main(): Promise<void> {
   ui.fullThreshold.value = String(settings.fullThreshold);
   ui.longTermMemory.checked = settings.longTermMemory;
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
+  showApprovals();
   showStatus();
   await switchSession(session);
   await refreshProjects();
@@ -480,26 +550,37 @@ async function main(): Promise<void> {
       await refreshSection();
     });
   });
-  ui.saveSettings.addEventListener("click", () => {
-    const token = ui.clientToken.value.trim();
-    if (token !== (localStorage.getItem(TOKEN_KEY) ?? "")) {
-      if (token) localStorage.setItem(TOKEN_KEY, token);
-      else localStorage.removeItem(TOKEN_KEY);
-      // The token is given to the agent when it opens: open it again.
-      const old = agent;
-      void openAgent().then((fresh) => {
-        agent = fresh;
-        old.free();
-        showBanner(null);
-      });
-    }
-    void agent.updateSettings({
+  ui.saveSettings.addEventListener("click", () => void saveSettings());
+}
+
+async function saveSettings(): Promise<void> {
+  const approvals: Record<string, boolean> = {};
+  for (const box of ui.approvals.querySelectorAll<HTMLInputElement>("input[data-tool]")) {
+    approvals[box.dataset.tool ?? ""] = box.checked;
+  }
+  try {
+    await agent.updateSettings({
+      approvals,
       mainModel: ui.mainModel.value.trim() || "main",
       subModel: ui.subModel.value.trim() || "sub",
       fullThreshold: Number(ui.fullThreshold.value) || 1000,
       longTermMemory: ui.longTermMemory.checked,
     });
-  });
+  } catch (e) {
+    showBanner(errorText(e));
+    return;
+  }
+  const token = ui.clientToken.value.trim();
+  if (token !== (localStorage.getItem(TOKEN_KEY) ?? "")) {
+    if (token) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+    // The token is given to the agent when it opens: open it again (after the
+    // settings above are stored, so the new one reads them).
+    const old = agent;
+    agent = await openAgent();
+    old.free();
+  }
+  showBanner(null);
 }
 
 // After the first visit the app opens offline (see sw/service-worker.js).
