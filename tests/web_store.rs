@@ -163,7 +163,9 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
                 "projects",
                 "revisions",
                 "sessionArtifacts",
-                "settings"
+                "sessions",
+                "settings",
+                "transcript"
             ]
         );
         assert_eq!(db.artifact(&a.id).await.unwrap(), a);

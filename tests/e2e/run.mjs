@@ -496,6 +496,13 @@ async function scenarios(browser) {
     await page.waitForFunction(() => ![...document.querySelectorAll("#session-select option")].some((o) => o.textContent === "旅の相談"));
     const left = await page.locator("#session-select option").allTextContents();
     assert(!left.includes("旅の相談"), `deleted: ${left}`);
+    // Every control has an accessible name.
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll("input, select, textarea, button")]
+        .filter((c) => !(c.labels?.length || c.getAttribute("aria-label") || (c.tagName === "BUTTON" && c.textContent.trim())))
+        .map((c) => c.id || c.outerHTML.slice(0, 60)),
+    );
+    assert(unnamed.length === 0, `controls without a name: ${unnamed.join(", ")}`);
   });
 
   await check("10. after a first visit the app opens offline; chapters are written offline; chat comes back online", async () => {
