@@ -449,7 +449,7 @@ async function scenarios(browser) {
     const groups = await page.locator("#approvals .group").allTextContents();
     assert(groups.join("|") === "General capabilities|Manuscript tools|Plot and structure", `groups: ${groups}`);
     assert(await page.locator('#approvals input[data-tool="edit_manuscript"]').isChecked(), "edits ask first by default");
-    await page.screenshot({ path: join(out, "e2e-11-first-run-settings.png") });
+    await page.locator("#settings").screenshot({ path: join(out, "e2e-11-first-run-settings.png") });
     await script([routed("chat_only"), { type: "text", text: "ローカルのモデルです。" }]);
     await say("こんにちは");
     await idle();
