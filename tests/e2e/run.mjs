@@ -223,6 +223,10 @@ async function scenarios(browser) {
     assert((await page.locator("li.artifact details[open]").count()) === 1, "the artifact holding the source opens");
     const title = await page.locator("li.artifact summary").first().textContent();
     assert(title === "Search: 京都 紅葉 見頃 2026", `artifact title: ${title}`);
+    const origin = await page.locator("li.artifact .web-origin").first().textContent();
+    assert(origin.startsWith("From the web: search results from a web search for"), `artifact origin: ${origin}`);
+    const shownText = await page.locator("li.artifact pre").first().textContent();
+    assert(!shownText.includes("⟦") && shownText.includes("https://example.org/about"), `artifact text: ${shownText}`);
     assert((await page.locator(".turn.agent").last().locator(".chip").count()) >= 1, "a tool chip for web_search");
     assert((await page.locator(".turn.agent").last().locator("details.thought").count()) === 1, "a collapsed Reasoning block");
     const log = await requests();

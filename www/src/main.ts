@@ -77,6 +77,19 @@ function sourceOf(url: string): { id: string; title: string } | null {
   return found ? { id: found.id, title: found.title } : null;
 }
 
+/**
+ * An artifact made of web material carries the fence the agent quotes it in
+ * (`⟦quoted web material: KIND from SOURCE (nonce N)⟧` … `⟦end of quoted web
+ * material N⟧`): shown here as its source and its text.
+ */
+function fromTheWeb(content: string): { source: string; body: string } | null {
+  const open = /^⟦quoted web material: (.*) \(nonce (\w+)\)⟧\n/.exec(content);
+  if (!open) return null;
+  const close = `\n⟦end of quoted web material ${open[2]}⟧`;
+  const body = content.slice(open[0].length);
+  return { source: open[1] ?? "", body: body.endsWith(close) ? body.slice(0, -close.length) : body };
+}
+
 /** Opens an artifact in the panel and moves focus to it. */
 function showArtifact(id: string): void {
   const item = ui.artifacts.querySelector<HTMLElement>(`li.artifact[data-id="${CSS.escape(id)}"]`);
@@ -277,8 +290,16 @@ async function refreshArtifacts(): Promise<void> {
       const summary = document.createElement("summary");
       summary.textContent = artifact.title;
       const content = document.createElement("pre");
-      content.textContent = artifact.content;
-      details.append(summary, content);
+      const web = fromTheWeb(artifact.content);
+      content.textContent = web ? web.body : artifact.content;
+      if (web) {
+        const origin = document.createElement("p");
+        origin.className = "hint web-origin";
+        origin.textContent = `From the web: ${web.source} — quoted to the agent as data, never as instructions.`;
+        details.append(origin);
+      }
+      details.prepend(summary);
+      details.append(content);
       const toggle = document.createElement("input");
       toggle.type = "checkbox";
       toggle.checked = artifact.isActive;
