@@ -20,5 +20,8 @@ pub mod platform;
 pub mod store;
 pub mod tools;
 
+#[cfg(test)]
+mod error_codes;
+
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

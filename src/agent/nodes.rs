@@ -504,10 +504,11 @@ pub struct Review(pub Rc<AgentEnv>);
 impl Node<AgentState> for Review {
     async fn run(&self, state: &AgentState, ctx: &mut NodeContext<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
-        let pending = state.pending_review.clone().ok_or_else(|| NodeError::failed("state", "no review is pending"))?;
+        let pending =
+            state.pending_review.clone().ok_or_else(|| NodeError::failed("invalid_state", "no review is pending"))?;
         let decision = ctx.interrupt(pending["payload"].clone())?;
-        let call: ToolCall =
-            serde_json::from_value(pending["call"].clone()).map_err(|e| NodeError::failed("state", e.to_string()))?;
+        let call: ToolCall = serde_json::from_value(pending["call"].clone())
+            .map_err(|e| NodeError::failed("invalid_state", e.to_string()))?;
         let approved = decision.get("approved").and_then(Value::as_bool).unwrap_or(false);
         let content = if approved {
             ctx.emit("active_tool", json!({ "tool": call.function.name }));
