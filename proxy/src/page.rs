@@ -64,6 +64,8 @@ pub struct Page {
 pub enum ConvertError {
     #[error("the page took longer than {0:?} to convert; it is too complex to read")]
     TooSlow(Duration),
+    #[error("the proxy is busy converting other pages; try again shortly")]
+    Busy,
     #[error("the page could not be converted: {0}")]
     Failed(String),
 }
@@ -72,6 +74,7 @@ impl ConvertError {
     pub fn code(&self) -> &'static str {
         match self {
             ConvertError::TooSlow(_) => "page_too_complex",
+            ConvertError::Busy => "busy",
             ConvertError::Failed(_) => "conversion_failed",
         }
     }
@@ -81,12 +84,16 @@ impl ConvertError {
 ///
 /// A conversion that runs over its budget is abandoned (its thread finishes
 /// on its own, bounded by the page size limit, and keeps its slot until then,
-/// so slow pages cannot pile up threads).
+/// so slow pages cannot pile up threads). Waiting for a slot has a budget of
+/// its own, so a queue of pages is `busy`, not "too complex".
 pub async fn convert(html: String, budget: Duration) -> Result<Page, ConvertError> {
     static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
     let slots = SLOTS.get_or_init(|| Arc::new(Semaphore::new(CONVERSIONS))).clone();
+    let slot = tokio::time::timeout(budget, slots.acquire_owned())
+        .await
+        .map_err(|_| ConvertError::Busy)?
+        .map_err(|e| ConvertError::Failed(e.to_string()))?;
     let work = async move {
-        let slot = slots.acquire_owned().await.map_err(|e| ConvertError::Failed(e.to_string()))?;
         let (tx, rx) = tokio::sync::oneshot::channel();
         std::thread::Builder::new()
             .name("html-to-markdown".into())

@@ -349,6 +349,7 @@ impl Node<AgentState> for Tools {
         let mut exposed = outbound::exposed_by_messages(&state.messages)
             || outbound::exposed_by_artifacts(&env.db, ctx.thread_id).await.unwrap_or(true);
         let mut links = state.result_links.clone();
+        let person = outbound::person_texts(&state.messages);
         let mut new_links = Vec::new();
         let mut hold = None;
         for call in &pending {
@@ -368,9 +369,7 @@ impl Node<AgentState> for Tools {
                 }
             };
             if exposed {
-                let conversation = state.messages.iter().chain(results.iter());
-                let seen: Vec<Message> = conversation.cloned().collect();
-                if let Some(reason) = outbound::hold_reason(call, &args, &seen, &links, &env.db).await {
+                if let Some(reason) = outbound::hold_reason(call, &args, &person, &links, &env.db).await {
                     hold = Some(OutboundHold { call_id: call.id.clone(), reason });
                     break;
                 }

@@ -51,17 +51,16 @@ pub async fn exposed_by_artifacts(db: &Db, session: &str) -> Result<bool, StoreE
     Ok(db.artifact_summaries(session, true).await?.iter().any(|s| is_fenced(&s.snippet)))
 }
 
+/// What the person wrote in the conversation (addresses in it are theirs).
+pub fn person_texts(messages: &[Message]) -> Vec<&str> {
+    messages.iter().filter(|m| matches!(m, Message::User { .. })).map(Message::text).collect()
+}
+
 /// Why `call` must be approved in an exposed run, or `None`.
 ///
-/// `links` are the URLs search results offered; `messages` the conversation
-/// (the person's own messages count as written by them).
-pub async fn hold_reason(
-    call: &ToolCall,
-    args: &Value,
-    messages: &[Message],
-    links: &[String],
-    db: &Db,
-) -> Option<String> {
+/// `links` are the URLs search results offered; `person` what the person
+/// wrote (see [`person_texts`]).
+pub async fn hold_reason(call: &ToolCall, args: &Value, person: &[&str], links: &[String], db: &Db) -> Option<String> {
     let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
     match call.function.name.as_str() {
         "open_url" => {
@@ -75,7 +74,7 @@ pub async fn hold_reason(
                 let more = if decoded.chars().count() > 300 { "…" } else { "" };
                 format!(" Decoded, the address reads: {shown}{more}")
             };
-            let from_person = messages.iter().any(|m| matches!(m, Message::User { .. }) && m.text().contains(&url));
+            let from_person = !url.is_empty() && person.iter().any(|text| text.contains(&url));
             let from_results = links.iter().any(|l| l == &url);
             if !from_person && !from_results {
                 return Some(format!(
