@@ -522,6 +522,8 @@ async function scenarios(browser) {
     await new Promise((r) => setTimeout(r, 300));
     await tab.reload();
     await tab.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    // The health check runs after start-up: wait for what it says.
+    await tab.waitForSelector("#banner:not([hidden])", { timeout: 20000 });
     const banner = await tab.locator("#banner").textContent();
     assert(/offline|cannot be reached/i.test(banner), `the app says chat is offline: ${banner}`);
     await tab.locator("#project-title").fill("旅の記録");
