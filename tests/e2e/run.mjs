@@ -424,6 +424,7 @@ async function scenarios(browser) {
     await page.locator("#settings > summary").click();
     await page.locator("#client-token").fill("e2e-token-123");
     await page.getByRole("button", { name: "Save settings" }).click();
+    await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
     await page.waitForSelector("#banner[hidden]", { state: "attached" });
     await script([routed("chat_only"), { type: "text", text: "トークンで通りました。" }]);
     await say("こんにちは");
@@ -462,12 +463,14 @@ async function scenarios(browser) {
     // Per-tool approval: turning it off is stored.
     await page.locator('#approvals input[data-tool="update_manuscript"]').uncheck();
     await page.getByRole("button", { name: "Save settings" }).click();
+    await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
     await page.reload();
     await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
     assert(!(await page.locator('#approvals input[data-tool="update_manuscript"]').isChecked()), "the approval setting was kept");
     if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
     await page.locator('#approvals input[data-tool="update_manuscript"]').check();
     await page.getByRole("button", { name: "Save settings" }).click();
+    await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
     proxy.kill();
     await new Promise((r) => setTimeout(r, 300));
     proxy = startProxy();

@@ -59,6 +59,7 @@ const ui = {
   modelList: byId<HTMLDataListElement>("model-list"),
   modelSource: byId<HTMLParagraphElement>("model-source"),
   approvals: byId<HTMLFieldSetElement>("approvals"),
+  settingsStatus: byId<HTMLSpanElement>("settings-status"),
   saveSettings: byId<HTMLButtonElement>("save-settings"),
 };
 
@@ -575,6 +576,7 @@ async function main(): Promise<void> {
 }
 
 async function saveSettings(): Promise<void> {
+  ui.settingsStatus.textContent = "Saving…";
   const approvals: Record<string, boolean> = {};
   for (const box of ui.approvals.querySelectorAll<HTMLInputElement>("input[data-tool]")) {
     approvals[box.dataset.tool ?? ""] = box.checked;
@@ -588,6 +590,7 @@ async function saveSettings(): Promise<void> {
       longTermMemory: ui.longTermMemory.checked,
     });
   } catch (e) {
+    ui.settingsStatus.textContent = "Not saved.";
     showBanner(errorText(e));
     return;
   }
@@ -602,6 +605,7 @@ async function saveSettings(): Promise<void> {
     old.free();
   }
   showBanner(null);
+  ui.settingsStatus.textContent = "Saved.";
 }
 
 // After the first visit the app opens offline (see sw/service-worker.js).
