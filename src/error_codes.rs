@@ -101,8 +101,9 @@ fn exhaustive_graph(e: GraphError) {
     }
 }
 
-/// Codes the agent's nodes fail with besides the model's (`nodes.rs`).
-const NODE_CODES: &[&str] = &["invalid_state"];
+/// Codes the agent's nodes fail with besides the model's (`nodes.rs`), and
+/// the agent's own (`busy`: the session runs elsewhere).
+const NODE_CODES: &[&str] = &["invalid_state", "busy"];
 
 /// The codes in a TypeScript union of string literals inside `source`,
 /// from `export type NAME =` to its `;`.

@@ -1,5 +1,5 @@
 //! Platform shims, gathered in one place with one cfg spelling: the clock,
-//! randomness and sleeping differ between the browser and native builds.
+//! randomness, sleeping and locks differ between the browser and native builds.
 
 use std::time::Duration;
 
@@ -22,6 +22,27 @@ mod imp {
     pub async fn sleep(duration: Duration) {
         let ms = duration.as_millis().min(u128::from(u32::MAX)) as u32;
         gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+
+    #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/wasm/js/locks.js")]
+    extern "C" {
+        #[wasm_bindgen(js_name = tryLock)]
+        fn try_lock_js(name: &str) -> js_sys::Promise;
+    }
+
+    /// A Web Lock: held by every tab of the origin until released.
+    pub struct Lock(js_sys::Function);
+
+    impl Drop for Lock {
+        fn drop(&mut self) {
+            let _ = self.0.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    }
+
+    pub async fn try_lock(name: &str) -> Option<Lock> {
+        use wasm_bindgen::JsCast;
+        let release = wasm_bindgen_futures::JsFuture::from(try_lock_js(name)).await.ok()?;
+        release.dyn_into::<js_sys::Function>().ok().map(Lock)
     }
 }
 
@@ -59,6 +80,23 @@ mod imp {
     pub fn timezone_offset_minutes() -> i32 {
         0
     }
+
+    thread_local! {
+        static HELD: std::cell::RefCell<std::collections::HashSet<String>> = Default::default();
+    }
+
+    /// A lock within this thread (native runs are single-threaded per agent).
+    pub struct Lock(String);
+
+    impl Drop for Lock {
+        fn drop(&mut self) {
+            HELD.with(|h| h.borrow_mut().remove(&self.0));
+        }
+    }
+
+    pub async fn try_lock(name: &str) -> Option<Lock> {
+        HELD.with(|h| h.borrow_mut().insert(name.to_owned())).then(|| Lock(name.to_owned()))
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -79,6 +117,18 @@ pub fn timezone_offset_minutes() -> i32 {
 /// Waits `duration` without blocking the event loop.
 pub async fn sleep(duration: Duration) {
     imp::sleep(duration).await
+}
+
+/// A lock held until it is dropped: across every tab of the origin in the
+/// browser (the Web Locks API), within the thread natively.
+pub struct Lock {
+    _held: imp::Lock,
+}
+
+/// Takes the lock `name` if nobody holds it, without waiting; `None` when
+/// another tab (or another call) holds it.
+pub async fn try_lock(name: &str) -> Option<Lock> {
+    imp::try_lock(name).await.map(|held| Lock { _held: held })
 }
 
 /// A random identifier: 32 hex digits laid out as a UUID v4.

@@ -306,3 +306,40 @@ async fn hostile_documents_are_refused_and_the_agent_keeps_working() {
     let plot: Array = JsFuture::from(agent.plot(mine_id)).await.unwrap().unchecked_into();
     assert_eq!(plot.length(), 0, "the subtree went with its root");
 }
+
+#[wasm_bindgen_test]
+async fn two_agents_on_one_database_run_one_turn_per_session() {
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"story\"}" },
+        { "type": "hold", "first": "昔々", "rest": "あるところに。" }
+    ]))
+    .await;
+    // Two Agents on one database stand for two tabs: Web Locks are per origin.
+    let db = format!("agent-{}", random_id());
+    let (tab_a, tab_b) = (open(&db).await, open(&db).await);
+    let running = tab_a.send("s".into(), "長い話をして".into(), options(true));
+    for _ in 0..100 {
+        if log_requests().await >= 2 {
+            break;
+        }
+        gloo_timers::future::TimeoutFuture::new(50).await;
+    }
+    let err = JsFuture::from(tab_b.send("s".into(), "割り込み".into(), options(true))).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("busy"));
+    control("/__release", json!({})).await;
+    let result = JsFuture::from(running).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"));
+    assert_eq!(prop(&result, "content").as_string().as_deref(), Some("昔々あるところに。"));
+    // Free again: the other tab may run now.
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"x\"}" },
+        { "type": "text", "text": "どうぞ。" }
+    ]))
+    .await;
+    let result = JsFuture::from(tab_b.send("s".into(), "続けて".into(), options(true))).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"));
+}
+
+async fn log_requests() -> usize {
+    control("/__log", json!({})).await["requests"].as_array().map_or(0, Vec::len)
+}

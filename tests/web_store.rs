@@ -415,6 +415,7 @@ async fn export_import_round_trip() {
 
 fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
     let env = AgentEnv {
+        scope: random_id(),
         db: Db::new(backend.clone()),
         model: Rc::new(model),
         web: Rc::new(ScriptedWeb::default()),

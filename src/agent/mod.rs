@@ -71,6 +71,9 @@ impl Default for AgentSettings {
 
 /// What the nodes share.
 pub struct AgentEnv {
+    /// What scopes the run locks (the database name): agents on one
+    /// database, in any tab, run one turn per session at a time.
+    pub scope: String,
     pub db: Db,
     pub model: Rc<dyn ChatModel>,
     pub web: Rc<dyn WebTools>,
@@ -317,8 +320,21 @@ impl Agent {
         }
     }
 
-    /// Runs one turn of `session_id` with the person's `input`.
+    /// Takes the session's run lock, or fails with `busy`.
+    async fn lock(&self, session_id: &str) -> Result<crate::platform::Lock, AgentError> {
+        let name = format!("atelier-agent/run/{}/{session_id}", self.env.scope);
+        crate::platform::try_lock(&name).await.ok_or_else(|| AgentError {
+            code: "busy".into(),
+            message: format!(
+                "session {session_id:?} is running in another tab or call; wait for it to finish, or use another session"
+            ),
+        })
+    }
+
+    /// Runs one turn of `session_id` with the person's `input`. Only one run
+    /// per session at a time, across tabs: a second one fails with `busy`.
     pub async fn send(&self, session_id: &str, input: &str, options: SendOptions) -> Result<RunResult, AgentError> {
+        let _running = self.lock(session_id).await?;
         let turn_start = self
             .checkpointer
             .latest(session_id)
@@ -371,6 +387,7 @@ impl Agent {
         decision: Value,
         options: SendOptions,
     ) -> Result<RunResult, AgentError> {
+        let _running = self.lock(session_id).await?;
         let sink = options.on_event.clone();
         let listener = move |e: &GraphEvent| {
             if let (Some(sink), Some(event)) = (&sink, translate(e)) {

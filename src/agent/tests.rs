@@ -36,6 +36,7 @@ fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
         content: "Sunny, 18°C".into(),
     });
     let env = AgentEnv {
+        scope: "tests".into(),
         db: db.clone(),
         model: model.clone(),
         web: web.clone(),
@@ -605,4 +606,32 @@ fn each_turn_lands_in_the_session_transcript_and_a_resumed_turn_replaces_its_pau
     assert_eq!(transcript[3].text, done.content);
     let sessions = block_on(h.db.sessions()).unwrap();
     assert_eq!((sessions.len(), sessions[0].title.as_str()), (1, "こんにちは"));
+}
+
+#[test]
+fn one_run_per_session_at_a_time_the_second_is_busy() {
+    let h = harness(vec![
+        json_reply(json!({"strategy": "chat_only", "reasoning": "x"})),
+        Step::Stall { partial: "Once upon".into() },
+        json_reply(json!({"strategy": "chat_only", "reasoning": "x"})),
+        text("Other session."),
+    ]);
+    let cancel = CancelToken::new();
+    let first = h.agent.send("s1", "tell me a long story", SendOptions { cancel: cancel.clone(), ..agent_on() });
+    let second = async {
+        let busy = h.agent.send("s1", "and another", agent_on()).await;
+        let other = h.agent.send("s2", "hello", agent_on()).await;
+        cancel.cancel();
+        (busy, other)
+    };
+    let (first, (busy, other)) = block_on(futures_util::future::join(first, second));
+    assert_eq!(busy.unwrap_err().code, "busy");
+    assert_eq!(other.unwrap().status, "completed", "another session runs meanwhile");
+    assert_eq!(first.unwrap().status, "aborted");
+    // Once the run ended the session is free again.
+    h.model.push(json_reply(json!({"strategy": "chat_only", "reasoning": "x"})));
+    h.model.push(text("Free."));
+    assert_eq!(block_on(h.agent.send("s1", "again", agent_on())).unwrap().status, "completed");
+    let transcript = block_on(h.db.transcript("s1")).unwrap();
+    assert!(transcript.iter().all(|e| e.text != "and another"), "a refused send records nothing");
 }

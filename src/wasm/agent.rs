@@ -244,6 +244,7 @@ impl JsAgent {
             });
             let web = ProxyWeb { base_url: config.proxy_url, client_token: config.client_token };
             let env = AgentEnv {
+                scope: name.clone(),
                 db: db.clone(),
                 model: Rc::new(model),
                 web: Rc::new(web),

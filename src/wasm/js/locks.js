@@ -1,0 +1,29 @@
+// @ts-check
+// Web Locks for the agent: one run per session across every tab of the
+// origin. Loaded by `src/platform.rs` (the browser's platform shims).
+
+/**
+ * Takes the lock `name` if no one holds it, without waiting.
+ *
+ * @param {string} name
+ * @returns {Promise<(() => void) | null>} the release function, or null when
+ *   the lock is held (by another tab, or another call in this one). Where the
+ *   Web Locks API is missing (an insecure context), a release function that
+ *   does nothing: the caller falls back to its in-page guard.
+ */
+export function tryLock(name) {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) return Promise.resolve(() => {});
+  return new Promise((resolve, reject) => {
+    locks
+      .request(name, { ifAvailable: true }, (lock) => {
+        if (!lock) {
+          resolve(null);
+          return undefined;
+        }
+        // Held until the returned promise settles: until `release` is called.
+        return new Promise((release) => resolve(() => release(undefined)));
+      })
+      .catch(reject);
+  });
+}
