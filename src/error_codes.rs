@@ -22,6 +22,8 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::Edit(s()),
         StoreError::Codec { store: s(), detail: s() },
         StoreError::Invalid { field: s(), message: s() },
+        StoreError::ReloadRequired,
+        StoreError::Blocked,
         StoreError::Backend(s()),
     ]
 }
@@ -36,6 +38,8 @@ fn exhaustive_store(e: StoreError) {
         | StoreError::Edit(_)
         | StoreError::Codec { .. }
         | StoreError::Invalid { .. }
+        | StoreError::ReloadRequired
+        | StoreError::Blocked
         | StoreError::Backend(_) => {}
     }
 }

@@ -28,7 +28,15 @@ pub enum StoreError {
     /// of another project...); `field` says where. Nothing was written.
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
-    /// Any other failure of the database (closed, blocked, version change...).
+    /// Another tab opened a newer version of the database: this connection
+    /// was closed so that tab could upgrade; reload to use the new version.
+    #[error("the app was updated in another tab: reload this page to go on (nothing was written)")]
+    ReloadRequired,
+    /// Opening needs an upgrade that another open tab (of an older version)
+    /// holds up.
+    #[error("another tab of this app is open with an older version: close or reload it, then try again")]
+    Blocked,
+    /// Any other failure of the database.
     #[error("database error: {0}")]
     Backend(String),
 }
@@ -44,6 +52,8 @@ impl StoreError {
             StoreError::Edit(_) => "edit_failed",
             StoreError::Codec { .. } => "codec",
             StoreError::Invalid { .. } => "invalid_argument",
+            StoreError::ReloadRequired => "reload_required",
+            StoreError::Blocked => "blocked",
             StoreError::Backend(_) => "storage",
         }
     }

@@ -6,7 +6,8 @@
 //! awaiting each one, and the benchmark path hands JS objects to IndexedDB
 //! without a round trip through Rust values; both need the raw requests.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use async_trait::async_trait;
 use js_sys::{Array, Promise};
@@ -36,6 +37,9 @@ pub const LAZY_INDEX_BATCH: usize = 256;
 /// The IndexedDB database of atelier-agent.
 pub struct IdbBackend {
     db: IdbDatabase,
+    /// Set when another tab's upgrade made this connection close: every
+    /// later call is `reload_required` instead of a DOMException.
+    closed_for_upgrade: Rc<Cell<bool>>,
     /// Test hook: the next batch fails after its first request with this
     /// DOMException name (and is rolled back).
     fail_next: RefCell<Option<String>>,
@@ -79,6 +83,44 @@ fn request_done(request: &IdbRequest) -> JsFuture {
         });
         request.set_onsuccess(Some(ok.unchecked_ref()));
         request.set_onerror(Some(fail.unchecked_ref()));
+    }))
+}
+
+/// What an open rejects with when another connection blocks its upgrade.
+const BLOCKED: &str = "atelier-agent: open blocked";
+
+/// A promise settled by an open request: its database, its error, or
+/// [`BLOCKED`] as soon as another connection holds the upgrade up (never a
+/// hang). A blocked open that later goes through closes its connection, which
+/// nobody waits for any more.
+fn open_done(request: &web_sys::IdbOpenDbRequest) -> JsFuture {
+    let request = request.clone();
+    JsFuture::from(Promise::new(&mut |resolve, reject| {
+        let gave_up = Rc::new(Cell::new(false));
+        let (r, late) = (request.clone(), gave_up.clone());
+        let ok = Closure::once_into_js(move || {
+            let result = r.result().unwrap_or(JsValue::UNDEFINED);
+            if late.get() {
+                if let Some(db) = result.dyn_ref::<IdbDatabase>() {
+                    db.close();
+                }
+                return;
+            }
+            let _ = resolve.call1(&JsValue::NULL, &result);
+        });
+        let (r, fail_reject) = (request.clone(), reject.clone());
+        let fail = Closure::once_into_js(move || {
+            let error =
+                r.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("request failed"));
+            let _ = fail_reject.call1(&JsValue::NULL, &error);
+        });
+        let blocked = Closure::once_into_js(move || {
+            gave_up.set(true);
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(BLOCKED));
+        });
+        request.set_onsuccess(Some(ok.unchecked_ref()));
+        request.set_onerror(Some(fail.unchecked_ref()));
+        request.set_onblocked(Some(blocked.unchecked_ref()));
     }))
 }
 
@@ -442,17 +484,27 @@ impl IdbBackend {
             }
         });
         request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        let opened = request_done(&request).await;
+        let opened = open_done(&request).await;
         request.set_onupgradeneeded(None);
         drop(on_upgrade);
-        let db: IdbDatabase = opened.map_err(|e| store_error(&e))?.unchecked_into();
-        // Another tab upgrading the schema: close so it is not blocked.
+        let db: IdbDatabase = match opened {
+            Ok(db) => db.unchecked_into(),
+            Err(e) if e.as_string().as_deref() == Some(BLOCKED) => return Err(StoreError::Blocked),
+            Err(e) => return Err(store_error(&e)),
+        };
+        // Another tab upgrading the schema: close so it is not blocked, and
+        // say so on every later call.
         let closing = db.clone();
-        let on_version_change = Closure::<dyn FnMut()>::new(move || closing.close());
+        let closed_for_upgrade = Rc::new(Cell::new(false));
+        let flag = closed_for_upgrade.clone();
+        let on_version_change = Closure::<dyn FnMut()>::new(move || {
+            flag.set(true);
+            closing.close();
+        });
         db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
         on_version_change.forget();
         let artifacts = ArtifactWriter::new(&db, ARTIFACTS, INDEX_STALE, SNIPPET_CHARS as u32, LAZY_INDEX_BATCH as u32);
-        Ok(IdbBackend { db, fail_next: RefCell::new(None), artifacts })
+        Ok(IdbBackend { db, closed_for_upgrade, fail_next: RefCell::new(None), artifacts })
     }
 
     /// Deletes the database `name` (tests and "forget everything").
@@ -483,6 +535,9 @@ impl IdbBackend {
     }
 
     fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
+        if self.closed_for_upgrade.get() {
+            return Err(StoreError::ReloadRequired);
+        }
         let tx = match stores {
             [one] => self.db.transaction_with_str_and_mode(one, mode),
             _ => {

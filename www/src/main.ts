@@ -188,6 +188,8 @@ async function switchSession(id: string): Promise<void> {
 function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
   if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
+  if (code === "reload_required") return "This app was updated in another tab: reload this page to go on (nothing was lost).";
+  if (code === "blocked") return "Another tab still has an older version of this app open: close or reload it, then reload this page.";
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
@@ -608,6 +610,15 @@ async function saveSettings(): Promise<void> {
   showBanner(null);
   ui.settingsStatus.textContent = "Saved.";
 }
+
+// A failed background call (a list refresh, a save) is shown in words, not lost in the console.
+window.addEventListener("unhandledrejection", (event) => {
+  const reason: unknown = event.reason;
+  if (reason instanceof Error && "code" in reason) {
+    event.preventDefault();
+    showBanner(errorText(reason));
+  }
+});
 
 // After the first visit the app opens offline (see sw/service-worker.js).
 if ("serviceWorker" in navigator && location.protocol !== "file:") {
