@@ -23,7 +23,6 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::Codec { store: s(), detail: s() },
         StoreError::Invalid { field: s(), message: s() },
         StoreError::ReloadRequired,
-        StoreError::Blocked,
         StoreError::Backend(s()),
     ]
 }
@@ -39,7 +38,6 @@ fn exhaustive_store(e: StoreError) {
         | StoreError::Codec { .. }
         | StoreError::Invalid { .. }
         | StoreError::ReloadRequired
-        | StoreError::Blocked
         | StoreError::Backend(_) => {}
     }
 }

@@ -32,10 +32,6 @@ pub enum StoreError {
     /// was closed so that tab could upgrade; reload to use the new version.
     #[error("the app was updated in another tab: reload this page to go on (nothing was written)")]
     ReloadRequired,
-    /// Opening needs an upgrade that another open tab (of an older version)
-    /// holds up.
-    #[error("another tab of this app is open with an older version: close or reload it, then try again")]
-    Blocked,
     /// Any other failure of the database.
     #[error("database error: {0}")]
     Backend(String),
@@ -53,7 +49,6 @@ impl StoreError {
             StoreError::Codec { .. } => "codec",
             StoreError::Invalid { .. } => "invalid_argument",
             StoreError::ReloadRequired => "reload_required",
-            StoreError::Blocked => "blocked",
             StoreError::Backend(_) => "storage",
         }
     }

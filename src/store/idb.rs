@@ -86,44 +86,6 @@ fn request_done(request: &IdbRequest) -> JsFuture {
     }))
 }
 
-/// What an open rejects with when another connection blocks its upgrade.
-const BLOCKED: &str = "atelier-agent: open blocked";
-
-/// A promise settled by an open request: its database, its error, or
-/// [`BLOCKED`] as soon as another connection holds the upgrade up (never a
-/// hang). A blocked open that later goes through closes its connection, which
-/// nobody waits for any more.
-fn open_done(request: &web_sys::IdbOpenDbRequest) -> JsFuture {
-    let request = request.clone();
-    JsFuture::from(Promise::new(&mut |resolve, reject| {
-        let gave_up = Rc::new(Cell::new(false));
-        let (r, late) = (request.clone(), gave_up.clone());
-        let ok = Closure::once_into_js(move || {
-            let result = r.result().unwrap_or(JsValue::UNDEFINED);
-            if late.get() {
-                if let Some(db) = result.dyn_ref::<IdbDatabase>() {
-                    db.close();
-                }
-                return;
-            }
-            let _ = resolve.call1(&JsValue::NULL, &result);
-        });
-        let (r, fail_reject) = (request.clone(), reject.clone());
-        let fail = Closure::once_into_js(move || {
-            let error =
-                r.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| JsValue::from_str("request failed"));
-            let _ = fail_reject.call1(&JsValue::NULL, &error);
-        });
-        let blocked = Closure::once_into_js(move || {
-            gave_up.set(true);
-            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(BLOCKED));
-        });
-        request.set_onsuccess(Some(ok.unchecked_ref()));
-        request.set_onerror(Some(fail.unchecked_ref()));
-        request.set_onblocked(Some(blocked.unchecked_ref()));
-    }))
-}
-
 /// A promise settled when a transaction completes (or aborts, with its error).
 fn transaction_done(tx: &IdbTransaction) -> JsFuture {
     JsFuture::from(transaction_promise(tx))
@@ -484,14 +446,10 @@ impl IdbBackend {
             }
         });
         request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        let opened = open_done(&request).await;
+        let opened = request_done(&request).await;
         request.set_onupgradeneeded(None);
         drop(on_upgrade);
-        let db: IdbDatabase = match opened {
-            Ok(db) => db.unchecked_into(),
-            Err(e) if e.as_string().as_deref() == Some(BLOCKED) => return Err(StoreError::Blocked),
-            Err(e) => return Err(store_error(&e)),
-        };
+        let db: IdbDatabase = opened.map_err(|e| store_error(&e))?.unchecked_into();
         // Another tab upgrading the schema: close so it is not blocked, and
         // say so on every later call.
         let closing = db.clone();

@@ -189,7 +189,6 @@ function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
   if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
   if (code === "reload_required") return "This app was updated in another tab: reload this page to go on (nothing was lost).";
-  if (code === "blocked") return "Another tab still has an older version of this app open: close or reload it, then reload this page.";
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
