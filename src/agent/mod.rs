@@ -10,64 +10,33 @@
 //!                         (answer) → memory_judge → memory_refiner → END   (or END when memory is off)
 //! ```
 
+mod events;
 mod nodes;
 pub mod outbound;
 mod prompts;
+mod review;
+mod settings;
 mod state;
 
 #[cfg(test)]
 mod tests;
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
+pub use events::{AgentEvent, ArtifactChange, EventListener, Info};
 pub use nodes::{fallback_strategy, render_call};
+pub use review::{Decision, PendingReview, ReviewPayload};
+pub use settings::AgentSettings;
 pub use state::{AgentState, AgentUpdate, Phase, Strategy};
 
 use crate::cancel::CancelToken;
-use crate::graph::{Checkpointer, CompiledGraph, GraphError, GraphEvent, RunConfig, RunStatus, StateGraph, END, START};
+use crate::graph::{Checkpointer, CompiledGraph, GraphError, GraphEvent, RunConfig, StateGraph, END, START};
 use crate::llm::{ChatModel, Message};
 use crate::store::Db;
 use crate::tools::{ToolRegistry, WebTools};
-
-/// The person's settings for the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct AgentSettings {
-    /// Model (or proxy alias) for answers and edits.
-    pub main_model: String,
-    /// Model (or proxy alias) for routing, search optimisation and memory.
-    pub sub_model: String,
-    /// Per-tool approval overrides (tool name → ask first?).
-    pub approvals: BTreeMap<String, bool>,
-    /// Artifacts shorter than this many characters are injected whole.
-    pub full_threshold: usize,
-    /// Judge and store durable facts after answers.
-    pub long_term_memory: bool,
-    /// Most graph steps in one run.
-    pub recursion_limit: usize,
-    /// Characters of one web page the model is given (the artifact keeps the
-    /// whole page, with a marker where the model's copy was cut).
-    pub page_chars: usize,
-}
-
-impl Default for AgentSettings {
-    fn default() -> AgentSettings {
-        AgentSettings {
-            main_model: "main".into(),
-            sub_model: "sub".into(),
-            approvals: BTreeMap::new(),
-            full_threshold: 1000,
-            long_term_memory: false,
-            recursion_limit: 40,
-            page_chars: 60_000,
-        }
-    }
-}
 
 /// What the nodes share.
 pub struct AgentEnv {
@@ -93,41 +62,37 @@ impl AgentEnv {
     }
 }
 
-/// What a frontend hears during a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
-pub enum AgentEvent {
-    /// The agent's phase changed (planning, researching, answering, memorizing, idle).
-    Phase { phase: Value },
-    /// A graph node started.
-    Node { node: String },
-    /// The tool being run (null when none).
-    ActiveTool { tool: Value },
-    /// More of the visible Markdown stream.
-    Content { text: String },
-    /// An artifact was created or changed.
-    Artifact { data: Value },
-    /// Something went wrong without failing the run.
-    Warning { message: String },
-    /// Anything else a node reported (routing, search optimisation, memory, changes).
-    Info { name: String, data: Value },
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Completed,
+    /// Waiting for the person's review.
+    Interrupted,
+    Aborted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Aborted => "aborted",
+        }
+    }
 }
 
 /// How a run ended, with the turn's visible output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunResult {
-    /// "completed" | "interrupted" | "aborted".
-    pub status: String,
+    pub status: RunStatus,
     /// The turn's Markdown stream (thought/plan/tool blocks and the answer).
     pub content: String,
     /// The review the run waits for (when interrupted).
-    pub review: Option<Value>,
+    pub review: Option<ReviewPayload>,
     pub strategy: Option<Strategy>,
 }
-
-/// A listener for a run's events.
-pub type EventListener = Rc<dyn Fn(&AgentEvent)>;
 
 /// Options of one run.
 #[derive(Clone, Default)]
@@ -172,8 +137,8 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
         .add_node("chat", nodes::Chat(env.clone()))
         .add_node("agent", nodes::Agent(env.clone()))
         .add_node("tools", nodes::Tools(env.clone()))
-        .add_node("prepare_review", nodes::PrepareReview(env.clone()))
-        .add_node("review", nodes::Review(env.clone()))
+        .add_node("prepare_review", review::PrepareReview(env.clone()))
+        .add_node("review", review::Review(env.clone()))
         .add_node("memory_judge", nodes::MemoryJudge(env.clone()))
         .add_node("memory_refiner", nodes::MemoryRefiner(env.clone()))
         .add_edge(START, "router")
@@ -258,22 +223,6 @@ impl From<GraphError> for AgentError {
     }
 }
 
-fn translate(event: &GraphEvent) -> Option<AgentEvent> {
-    Some(match event {
-        GraphEvent::NodeStart { node, .. } => AgentEvent::Node { node: node.clone() },
-        GraphEvent::Custom { name, data, .. } => match name.as_str() {
-            "phase" => AgentEvent::Phase { phase: data["phase"].clone() },
-            "active_tool" => AgentEvent::ActiveTool { tool: data["tool"].clone() },
-            "content" => AgentEvent::Content { text: data["text"].as_str().unwrap_or_default().to_owned() },
-            "artifact" => AgentEvent::Artifact { data: data.clone() },
-            "warning" => AgentEvent::Warning { message: data["message"].as_str().unwrap_or_default().to_owned() },
-            other => AgentEvent::Info { name: other.to_owned(), data: data.clone() },
-        },
-        GraphEvent::RunEnd { .. } => AgentEvent::Phase { phase: json!("idle") },
-        _ => return None,
-    })
-}
-
 impl Agent {
     /// An agent over `env`, checkpointing to `checkpointer`.
     pub fn new(env: AgentEnv, checkpointer: Rc<dyn Checkpointer<AgentState>>) -> Agent {
@@ -296,7 +245,7 @@ impl Agent {
         &'a self,
         session_id: &'a str,
         options: &SendOptions,
-        listener: &'a dyn Fn(&GraphEvent),
+        listener: &'a dyn Fn(&GraphEvent<'_, AgentEvent>),
     ) -> RunConfig<'a, AgentState> {
         RunConfig {
             thread_id: session_id,
@@ -308,16 +257,15 @@ impl Agent {
     }
 
     fn result(outcome: crate::graph::RunOutcome<AgentState>) -> RunResult {
-        let review = match &outcome.status {
-            RunStatus::Interrupted { payload, .. } => Some(payload.clone()),
-            _ => None,
+        use crate::graph::RunStatus as Graph;
+        let (status, review) = match outcome.status {
+            Graph::Completed => (RunStatus::Completed, None),
+            Graph::Aborted => (RunStatus::Aborted, None),
+            Graph::Interrupted { .. } => {
+                (RunStatus::Interrupted, outcome.state.pending_review.as_ref().map(|p| p.payload.clone()))
+            }
         };
-        RunResult {
-            status: outcome.status.as_str().to_owned(),
-            content: outcome.state.output,
-            review,
-            strategy: outcome.state.strategy,
-        }
+        RunResult { status, content: outcome.state.output, review, strategy: outcome.state.strategy }
     }
 
     /// Takes the session's run lock, or fails with `busy`.
@@ -355,9 +303,9 @@ impl Agent {
             ..Default::default()
         };
         let sink = options.on_event.clone();
-        let listener = move |e: &GraphEvent| {
-            if let (Some(sink), Some(event)) = (&sink, translate(e)) {
-                sink(&event);
+        let listener = move |e: &GraphEvent<'_, AgentEvent>| {
+            if let Some(sink) = &sink {
+                events::relay(e, sink.as_ref());
             }
         };
         if let Err(e) = self.env.db.record_input(session_id, input).await {
@@ -372,38 +320,61 @@ impl Agent {
     /// Keeps what the turn showed in the session's transcript (an aborted
     /// turn shows nothing and keeps nothing).
     async fn record(&self, session_id: &str, result: &RunResult, options: &SendOptions) {
-        if result.status == "aborted" {
+        if result.status == RunStatus::Aborted {
             return;
         }
-        if let Err(e) = self.env.db.record_output(session_id, &result.content, &result.status).await {
+        if let Err(e) = self.env.db.record_output(session_id, &result.content, result.status.as_str()).await {
             warn(options, format!("the answer was not added to the session's transcript: {e}"));
         }
     }
 
-    /// Answers the session's pending review (`{approved, reason?}`) and continues the run.
+    /// Answers the session's pending review and continues the run.
     pub async fn resume(
         &self,
         session_id: &str,
-        decision: Value,
+        decision: Decision,
         options: SendOptions,
     ) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
         let sink = options.on_event.clone();
-        let listener = move |e: &GraphEvent| {
-            if let (Some(sink), Some(event)) = (&sink, translate(e)) {
-                sink(&event);
+        let listener = move |e: &GraphEvent<'_, AgentEvent>| {
+            if let Some(sink) = &sink {
+                events::relay(e, sink.as_ref());
             }
         };
-        let outcome = self.graph.resume(Some(decision), &self.config(session_id, &options, &listener)).await?;
+        let outcome = self
+            .graph
+            .resume(
+                Some(serde_json::to_value(decision).unwrap_or_default()),
+                &self.config(session_id, &options, &listener),
+            )
+            .await?;
         let result = Agent::result(outcome);
         self.record(session_id, &result, &options).await;
         Ok(result)
     }
 
+    /// Changes the settings (the fields `patch` names), stores them and
+    /// uses them from the next call on; returns the new settings.
+    pub async fn update_settings(&self, patch: &serde_json::Value) -> Result<AgentSettings, AgentError> {
+        let settings = self.env.settings.borrow().merged(patch).map_err(|message| AgentError {
+            code: "invalid_argument".into(),
+            message: format!("settings: {message}"),
+        })?;
+        let stored = serde_json::to_value(&settings).unwrap_or_default();
+        self.env
+            .db
+            .set_setting("agent", stored)
+            .await
+            .map_err(|e| AgentError { code: e.code().into(), message: e.to_string() })?;
+        *self.env.settings.borrow_mut() = settings.clone();
+        Ok(settings)
+    }
+
     /// The review a session waits for, if any (also after a reload).
-    pub async fn pending_review(&self, session_id: &str) -> Result<Option<Value>, AgentError> {
+    pub async fn pending_review(&self, session_id: &str) -> Result<Option<ReviewPayload>, AgentError> {
         let latest = self.checkpointer.latest(session_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
-        Ok(latest.and_then(|c| c.interrupt))
+        Ok(latest.filter(|c| c.interrupt.is_some()).and_then(|c| c.state.pending_review).map(|p| p.payload))
     }
 
     /// The session's state (messages, phase, ...), if it has one.

@@ -1,7 +1,6 @@
 //! The assistant graph's state.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::llm::Message;
 
@@ -42,7 +41,7 @@ impl Strategy {
 
 crate::graph_state! {
     /// Everything the assistant graph threads through its nodes.
-    pub struct AgentState, update AgentUpdate {
+    pub struct AgentState, update AgentUpdate, events super::AgentEvent {
         append messages: Vec<Message>,
         set current_phase: Phase,
         set active_tool: Option<String>,
@@ -58,7 +57,7 @@ crate::graph_state! {
         set output: String,
         /// A tool call prepared for review (plan and payload), between
         /// `prepare_review` and `review`.
-        set pending_review: Option<Value>,
+        set pending_review: Option<super::PendingReview>,
         /// The memory judge found something worth keeping.
         set memory_worthy: bool,
         /// URLs search results offered in this session (opening one is

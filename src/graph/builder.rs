@@ -4,26 +4,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use async_trait::async_trait;
-
-use super::error::{GraphError, NodeError, Result};
+use super::error::{GraphError, Result};
+use super::node::{Node, Router, END, START};
 use super::run::{CompiledGraph, Edge, Target};
 use super::state::GraphState;
-use super::NodeContext;
-
-/// The entry of every graph.
-pub const START: &str = "__start__";
-/// Where a run finishes.
-pub const END: &str = "__end__";
-
-/// One step of work: reads the state, returns a partial update.
-#[async_trait(?Send)]
-pub trait Node<S: GraphState> {
-    async fn run(&self, state: &S, ctx: &mut NodeContext<'_>) -> std::result::Result<S::Update, NodeError>;
-}
-
-/// Chooses the next node from the state (returns a node name or [`END`]).
-pub type Router<S> = Rc<dyn Fn(&S) -> String>;
 
 enum EdgeSpec<S> {
     Static(String),

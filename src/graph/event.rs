@@ -1,40 +1,31 @@
-//! Events a run emits as it goes: for progress displays and token streaming.
+//! Events a run emits as it goes, for progress displays: the engine's own
+//! (run and node boundaries) and the typed events its nodes report.
 
-use serde::Serialize;
-use serde_json::Value;
-
-/// Something that happened during a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
-pub enum GraphEvent {
+/// Something that happened during a run. Borrowed: a listener that keeps
+/// one copies what it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphEvent<'a, E> {
     RunStart {
-        thread_id: String,
+        thread_id: &'a str,
     },
     NodeStart {
-        node: String,
+        node: &'a str,
         step: u64,
     },
     NodeEnd {
-        node: String,
+        node: &'a str,
         step: u64,
     },
-    /// The update a node returned (as JSON).
-    StateUpdate {
-        node: String,
-        update: Value,
+    /// What a node reported (`NodeContext::emit`).
+    Node {
+        node: &'a str,
+        event: E,
     },
-    /// A piece of model output streamed by a node.
-    Token {
-        node: String,
-        text: String,
-    },
-    /// Anything else a node wants to report.
-    Custom {
-        node: String,
-        name: String,
-        data: Value,
-    },
+    /// "completed" | "interrupted" | "aborted" | "failed".
     RunEnd {
-        status: String,
+        status: &'static str,
     },
 }
+
+/// A run's event listener.
+pub type Listener<'a, E> = &'a dyn Fn(&GraphEvent<'_, E>);

@@ -9,14 +9,16 @@ mod builder;
 mod checkpoint;
 mod error;
 mod event;
+mod node;
 mod run;
 mod state;
 
-pub use builder::{Node, Router, StateGraph, END, START};
+pub use builder::StateGraph;
 pub use checkpoint::{Checkpoint, CheckpointError, Checkpointer, MemoryCheckpointer, PrunePolicy};
 pub use error::{GraphError, NodeError, Result};
-pub use event::GraphEvent;
-pub use run::{CompiledGraph, NodeContext, RunConfig, RunOutcome, RunStatus};
+pub use event::{GraphEvent, Listener};
+pub use node::{Node, NodeContext, Router, END, START};
+pub use run::{CompiledGraph, RunConfig, RunOutcome, RunStatus};
 pub use state::GraphState;
 
 #[cfg(test)]

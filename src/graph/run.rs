@@ -6,10 +6,10 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::builder::{Node, Router, START};
 use super::checkpoint::{Checkpoint, Checkpointer};
 use super::error::{GraphError, NodeError, Result};
-use super::event::GraphEvent;
+use super::event::{GraphEvent, Listener};
+use super::node::{Node, NodeContext, Router, START};
 use super::state::GraphState;
 use crate::cancel::CancelToken;
 use crate::platform;
@@ -38,49 +38,6 @@ impl<S> Edge<S> {
     }
 }
 
-/// What nodes see of the run.
-pub struct NodeContext<'a> {
-    /// The running node's name.
-    pub node: &'a str,
-    pub thread_id: &'a str,
-    pub step: u64,
-    pub cancel: &'a CancelToken,
-    resume: Option<Value>,
-    events: Option<&'a dyn Fn(&GraphEvent)>,
-}
-
-impl NodeContext<'_> {
-    /// Pauses the run for a person with `payload`; when the run is resumed
-    /// the node runs again and this returns the resume value.
-    pub fn interrupt(&mut self, payload: Value) -> std::result::Result<Value, NodeError> {
-        self.resume.take().ok_or(NodeError::Interrupt(payload))
-    }
-
-    /// The resume value, if this step resumes a paused run.
-    pub fn take_resume(&mut self) -> Option<Value> {
-        self.resume.take()
-    }
-
-    /// Streams a piece of model output.
-    pub fn emit_token(&self, text: &str) {
-        if let Some(sink) = self.events {
-            sink(&GraphEvent::Token { node: self.node.to_owned(), text: text.to_owned() });
-        }
-    }
-
-    /// Reports a custom event.
-    pub fn emit(&self, name: &str, data: Value) {
-        if let Some(sink) = self.events {
-            sink(&GraphEvent::Custom { node: self.node.to_owned(), name: name.to_owned(), data });
-        }
-    }
-
-    /// Whether anyone listens to events (skip building them otherwise).
-    pub fn has_listener(&self) -> bool {
-        self.events.is_some()
-    }
-}
-
 /// Options of one run.
 pub struct RunConfig<'a, S: GraphState> {
     /// The conversation this run belongs to.
@@ -89,7 +46,7 @@ pub struct RunConfig<'a, S: GraphState> {
     pub recursion_limit: usize,
     pub cancel: CancelToken,
     pub checkpointer: Option<&'a dyn Checkpointer<S>>,
-    pub events: Option<&'a dyn Fn(&GraphEvent)>,
+    pub events: Option<Listener<'a, S::Event>>,
 }
 
 impl<'a, S: GraphState> RunConfig<'a, S> {
@@ -268,18 +225,18 @@ impl<S: GraphState> CompiledGraph<S> {
         mut resume: Option<Value>,
         config: &RunConfig<'_, S>,
     ) -> Result<RunOutcome<S>> {
-        let emit = |event: GraphEvent| {
+        let emit = |event: GraphEvent<'_, S::Event>| {
             if let Some(sink) = config.events {
                 sink(&event);
             }
         };
-        emit(GraphEvent::RunStart { thread_id: config.thread_id.to_owned() });
+        emit(GraphEvent::RunStart { thread_id: config.thread_id });
         // The run's starting point is durable before any node runs.
         let mut checkpoint_id =
             if resume.is_none() { self.save(config, &mut position, &state, next, None).await? } else { None };
         let mut trace: Vec<usize> = Vec::new();
         let finish = |status: RunStatus, state: S, checkpoint_id: Option<String>, steps: usize| {
-            emit(GraphEvent::RunEnd { status: status.as_str().to_owned() });
+            emit(GraphEvent::RunEnd { status: status.as_str() });
             Ok(RunOutcome { status, state, checkpoint_id, steps })
         };
         loop {
@@ -294,26 +251,13 @@ impl<S: GraphState> CompiledGraph<S> {
             }
             trace.push(current);
             let (name, node) = &self.nodes[current];
-            emit(GraphEvent::NodeStart { node: name.clone(), step: position.step });
-            let mut ctx = NodeContext {
-                node: name,
-                thread_id: config.thread_id,
-                step: position.step,
-                cancel: &config.cancel,
-                resume: resume.take(),
-                events: config.events,
-            };
+            emit(GraphEvent::NodeStart { node: name, step: position.step });
+            let mut ctx = NodeContext::new(name, config, position.step, resume.take());
             match node.run(&state, &mut ctx).await {
                 Ok(update) => {
-                    if config.events.is_some() {
-                        emit(GraphEvent::StateUpdate {
-                            node: name.clone(),
-                            update: serde_json::to_value(&update).unwrap_or(Value::Null),
-                        });
-                    }
                     state.apply(update);
                     next = self.route(Some(current), &self.edges[current], &state)?;
-                    emit(GraphEvent::NodeEnd { node: name.clone(), step: position.step });
+                    emit(GraphEvent::NodeEnd { node: name, step: position.step });
                     checkpoint_id = self.save(config, &mut position, &state, next, None).await?.or(checkpoint_id);
                 }
                 Err(NodeError::Interrupt(payload)) => {
@@ -331,7 +275,7 @@ impl<S: GraphState> CompiledGraph<S> {
                 }
                 Err(NodeError::Aborted) => return finish(RunStatus::Aborted, state, checkpoint_id, trace.len()),
                 Err(NodeError::Failed { code, message }) => {
-                    emit(GraphEvent::RunEnd { status: "failed".into() });
+                    emit(GraphEvent::RunEnd { status: "failed" });
                     return Err(GraphError::Node { node: name.clone(), code, message });
                 }
             }

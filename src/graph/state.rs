@@ -9,6 +9,8 @@ use serde::Serialize;
 pub trait GraphState: Clone + Default + Serialize + DeserializeOwned + 'static {
     /// A partial update a node returns (every field optional or appendable).
     type Update: Default + Clone + Serialize + DeserializeOwned + 'static;
+    /// What its nodes report while they run (see `NodeContext::emit`).
+    type Event: 'static;
 
     /// Applies `update` with each field's reducer.
     fn apply(&mut self, update: Self::Update);
@@ -35,7 +37,7 @@ pub trait GraphState: Clone + Default + Serialize + DeserializeOwned + 'static {
 macro_rules! graph_state {
     (
         $(#[$meta:meta])*
-        $vis:vis struct $name:ident, update $update:ident {
+        $vis:vis struct $name:ident, update $update:ident $(, events $event:ty)? {
             $( $(#[$fmeta:meta])* $kind:ident $field:ident : $ty:ty ),* $(,)?
         }
     ) => {
@@ -55,11 +57,23 @@ macro_rules! graph_state {
 
         impl $crate::graph::GraphState for $name {
             type Update = $update;
+            type Event = $crate::__graph_event_ty!($($event)?);
 
             fn apply(&mut self, update: $update) {
                 $( $crate::__graph_apply!($kind self.$field, update.$field); )*
             }
         }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __graph_event_ty {
+    () => {
+        ()
+    };
+    ($event:ty) => {
+        $event
     };
 }
 

@@ -57,7 +57,7 @@ struct Tools;
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Router {
-    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_, ()>) -> Result<BenchUpdate, NodeError> {
         let reply = router_model(&state.messages).await;
         let parsed: serde_json::Value =
             serde_json::from_str(reply.text()).map_err(|e| NodeError::failed("parse", e.to_string()))?;
@@ -68,7 +68,7 @@ impl Node<BenchState> for Router {
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Agent {
-    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_, ()>) -> Result<BenchUpdate, NodeError> {
         let turn = state.loop_count + 1;
         let reply = agent_model(&state.messages, turn, self.0).await;
         Ok(BenchUpdate { messages: vec![reply], loop_count: Some(turn), ..Default::default() })
@@ -77,7 +77,7 @@ impl Node<BenchState> for Agent {
 
 #[async_trait(?Send)]
 impl Node<BenchState> for Tools {
-    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_>) -> Result<BenchUpdate, NodeError> {
+    async fn run(&self, state: &BenchState, _: &mut NodeContext<'_, ()>) -> Result<BenchUpdate, NodeError> {
         let last = state.messages.last().ok_or_else(|| NodeError::failed("state", "no messages"))?;
         let mut out = Vec::with_capacity(last.tool_calls().len());
         for call in last.tool_calls() {

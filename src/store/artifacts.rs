@@ -1,10 +1,14 @@
 //! Session artifacts as the agent's tools see them: loose references
 //! resolved carefully, lifecycles enforced, edits through Adit.
 
+use super::backend::Write;
 use super::db::{Db, Origin};
 use super::error::{Result, StoreError};
-use super::model::{Lifecycle, SessionArtifact};
-use crate::adit::{self, Edit};
+use serde_json::Value;
+
+use super::db::to_value;
+use super::model::stores::*;
+use super::model::*;
 use crate::platform;
 
 /// Shortest id prefix accepted as a reference.
@@ -62,43 +66,119 @@ pub fn check_lifecycle(artifact: &SessionArtifact, new: &str) -> Result<()> {
 }
 
 impl Db {
+    /// The index entries of the session's artifacts (only the active ones
+    /// when `active_only`), newest first: the artifact index reads these
+    /// instead of the full contents.
+    pub async fn artifact_summaries(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+        let mut list = self.backend.artifact_index(session_id, active_only).await?;
+        super::order::sort_by(&mut list, |a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        Ok(list)
+    }
+
+    /// An artifact by exact id.
+    pub async fn artifact(&self, id: &str) -> Result<SessionArtifact> {
+        self.require(ARTIFACTS, id).await
+    }
+
+    /// The session's artifacts, newest first.
+    pub async fn artifacts(&self, session_id: &str) -> Result<Vec<SessionArtifact>> {
+        let mut list: Vec<SessionArtifact> = self.list(ARTIFACTS, "sessionId", session_id).await?;
+        super::order::sort_by(&mut list, |a, b| b.created_at.total_cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+        Ok(list)
+    }
+
+    /// Stores a new artifact (active).
+    pub async fn create_artifact(
+        &self,
+        session_id: &str,
+        kind: ArtifactType,
+        title: &str,
+        content: &str,
+        lifecycle: Lifecycle,
+        origin: Origin,
+    ) -> Result<SessionArtifact> {
+        let now = platform::now_ms();
+        let artifact = SessionArtifact {
+            id: platform::random_id(),
+            session_id: session_id.to_owned(),
+            kind,
+            title: title.to_owned(),
+            content: content.to_owned(),
+            is_active: true,
+            created_at: now,
+            updated_at: now,
+            lifecycle,
+        };
+        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, &artifact)?), Some(origin), "create_artifact")
+            .await?;
+        Ok(artifact)
+    }
+
+    /// Writes an artifact as given (after the caller checked its lifecycle).
+    pub async fn save_artifact(&self, artifact: &SessionArtifact, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, artifact)?), origin, reason).await
+    }
+
+    /// Turns an artifact's context injection on or off.
+    pub async fn set_artifact_active(&self, id: &str, active: bool) -> Result<()> {
+        let mut artifact = self.artifact(id).await?;
+        artifact.is_active = active;
+        artifact.updated_at = platform::now_ms();
+        self.save_artifact(&artifact, None, "set_active").await
+    }
+
+    /// Removes an artifact.
+    pub async fn delete_artifact(&self, id: &str, origin: Origin) -> Result<()> {
+        self.artifact(id).await?;
+        self.change(ARTIFACTS, id, None, Some(origin), "delete_artifact").await
+    }
+
+    /// Stores artifacts brought from elsewhere (a backup from `listArtifacts`,
+    /// a Dexie app's `sessionArtifacts` rows), replacing any with the same id,
+    /// in one batch. Every record is checked first: one that is not an
+    /// artifact refuses the whole import and nothing is written. A large
+    /// import leaves each session's index to its first read.
+    pub async fn import_artifacts(&self, records: &[Value]) -> Result<usize> {
+        let mut writes = Vec::with_capacity(records.len());
+        for (i, record) in records.iter().enumerate() {
+            let artifact: SessionArtifact = serde_json::from_value(record.clone()).map_err(|e| {
+                let id = record.get("id").and_then(Value::as_str).unwrap_or("?");
+                StoreError::Invalid { field: format!("artifacts[{i}]"), message: format!("(id {id}) {e}") }
+            })?;
+            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
+        }
+        let count = writes.len();
+        self.backend.write(writes).await?;
+        Ok(count)
+    }
+
+    /// Writes new content for an artifact (its lifecycle allowing it), with
+    /// a revision for undo.
+    pub async fn set_artifact_content(
+        &self,
+        mut artifact: SessionArtifact,
+        content: String,
+        origin: Origin,
+        reason: &str,
+    ) -> Result<SessionArtifact> {
+        check_lifecycle(&artifact, &content)?;
+        artifact.content = content;
+        artifact.updated_at = platform::now_ms();
+        self.save_artifact(&artifact, Some(origin), reason).await?;
+        Ok(artifact)
+    }
+
+    /// The person's own edit of an artifact (`editArtifact`): refused for
+    /// static artifacts, append-only ones may only grow at the end.
+    pub async fn edit_artifact_as_person(&self, id: &str, content: String) -> Result<SessionArtifact> {
+        let artifact = self.artifact(id).await?;
+        self.set_artifact_content(artifact, content, Origin::User, "edit").await
+    }
+
     /// Resolves `reference` among the session's artifacts.
     pub async fn resolve_artifact(&self, session_id: &str, reference: &str) -> Result<SessionArtifact> {
         let all = self.artifacts(session_id).await?;
         resolve(&all, reference).cloned()
-    }
-
-    /// Applies Adit edits to an artifact (atomic; lifecycle enforced); returns it updated.
-    pub async fn edit_artifact(
-        &self,
-        session_id: &str,
-        reference: &str,
-        edits: &[Edit],
-        origin: Origin,
-    ) -> Result<SessionArtifact> {
-        let mut artifact = self.resolve_artifact(session_id, reference).await?;
-        let applied = adit::apply_edits(&artifact.content, edits).map_err(|e| StoreError::Edit(e.to_string()))?;
-        check_lifecycle(&artifact, &applied.text)?;
-        artifact.content = applied.text;
-        artifact.updated_at = platform::now_ms();
-        self.save_artifact(&artifact, Some(origin), "edit_artifact").await?;
-        Ok(artifact)
-    }
-
-    /// Replaces an artifact's content (lifecycle enforced).
-    pub async fn replace_artifact(
-        &self,
-        session_id: &str,
-        reference: &str,
-        content: &str,
-        origin: Origin,
-    ) -> Result<SessionArtifact> {
-        let mut artifact = self.resolve_artifact(session_id, reference).await?;
-        check_lifecycle(&artifact, content)?;
-        artifact.content = content.to_owned();
-        artifact.updated_at = platform::now_ms();
-        self.save_artifact(&artifact, Some(origin), "update_artifact").await?;
-        Ok(artifact)
     }
 
     /// Deletes an artifact the agent names; static ones are refused (the person can still delete them).

@@ -100,14 +100,14 @@ fn commit(tx: &IdbTransaction) {
 }
 
 fn to_js(value: &Value) -> Result<JsValue> {
-    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| StoreError::Codec { store: String::new(), detail: e.to_string() })
+    js_sys::JSON::parse(&value.to_string()).map_err(|e| store_error(&e))
 }
 
 /// A stored record as the rest of the code sees it (artifacts without their
 /// storage-only index field).
 fn from_js(store: &str, value: JsValue) -> Result<Value> {
-    let mut value: Value = serde_wasm_bindgen::from_value(value)
+    let text = js_sys::JSON::stringify(&value).map_err(|e| store_error(&e))?;
+    let mut value: Value = serde_json::from_str(&String::from(text))
         .map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })?;
     if store == ARTIFACTS {
         if let Some(record) = value.as_object_mut() {

@@ -175,6 +175,22 @@ pub struct Revision {
     pub created_at: f64,
 }
 
+/// What an undo restored, as the person's app is told.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoneChange {
+    pub store: String,
+    pub record_id: String,
+    pub reason: String,
+    pub created_at: f64,
+}
+
+impl From<Revision> for UndoneChange {
+    fn from(r: Revision) -> UndoneChange {
+        UndoneChange { store: r.store, record_id: r.record_id, reason: r.reason, created_at: r.created_at }
+    }
+}
+
 /// A setting (key → JSON value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

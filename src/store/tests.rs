@@ -64,7 +64,7 @@ fn agent_edits_keep_revisions_and_undo_restores_byte_for_byte() {
     let art =
         block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "a\n", Lifecycle::Overwritable, Origin::Agent))
             .unwrap();
-    block_on(db.edit_artifact("s", &art.id, &[Edit::new("a\n", "b\n")], Origin::Agent)).unwrap();
+    edit_artifact(&db, &art.id, &[Edit::new("a\n", "b\n")]).unwrap();
 
     // Newest first: the artifact edit, then its creation, then the section edit.
     let undone = block_on(db.undo_last(Origin::Agent)).unwrap().unwrap();
@@ -82,6 +82,13 @@ fn agent_edits_keep_revisions_and_undo_restores_byte_for_byte() {
     assert!(block_on(db.undo_last(Origin::Agent)).unwrap().is_none());
 }
 
+/// An agent's Adit edit of an artifact, as the edit tools make it.
+fn edit_artifact(db: &Db, reference: &str, edits: &[Edit]) -> Result<SessionArtifact> {
+    let artifact = block_on(db.resolve_artifact("s", reference))?;
+    let text = crate::adit::apply_edits(&artifact.content, edits).map_err(|e| StoreError::Edit(e.to_string()))?.text;
+    block_on(db.set_artifact_content(artifact, text, Origin::Agent, "edit_artifact"))
+}
+
 #[test]
 fn lifecycles_are_enforced_by_the_store() {
     let db = db();
@@ -94,21 +101,23 @@ fn lifecycles_are_enforced_by_the_store() {
         Origin::Agent,
     ))
     .unwrap();
-    block_on(db.edit_artifact("s", "Glossary", &[Edit::new("", "犬: dog\n")], Origin::Agent)).unwrap();
+    edit_artifact(&db, "Glossary", &[Edit::new("", "犬: dog\n")]).unwrap();
     assert_eq!(block_on(db.artifact(&glossary.id)).unwrap().content, "猫: cat\n犬: dog\n");
-    let err = block_on(db.edit_artifact("s", "glossary", &[Edit::new("猫: cat\n", "")], Origin::Agent)).unwrap_err();
+    let err = edit_artifact(&db, "glossary", &[Edit::new("猫: cat\n", "")]).unwrap_err();
     assert_eq!(err.code(), "lifecycle");
     let fixed =
         block_on(db.create_artifact("s", ArtifactType::Text, "Source", "quote", Lifecycle::Static, Origin::Agent))
             .unwrap();
     assert_eq!(
-        block_on(db.replace_artifact("s", &fixed.id, "changed", Origin::Agent)).unwrap_err().code(),
+        block_on(db.set_artifact_content(fixed.clone(), "changed".into(), Origin::Agent, "update_artifact"))
+            .unwrap_err()
+            .code(),
         "lifecycle"
     );
     assert_eq!(block_on(db.agent_delete_artifact("s", &fixed.id)).unwrap_err().code(), "lifecycle");
     block_on(db.delete_artifact(&fixed.id, Origin::User)).unwrap();
     // A failed Adit edit changes nothing.
-    let err = block_on(db.edit_artifact("s", "Glossary", &[Edit::new("missing", "x")], Origin::Agent)).unwrap_err();
+    let err = edit_artifact(&db, "Glossary", &[Edit::new("missing", "x")]).unwrap_err();
     assert_eq!(err.code(), "edit_failed");
     assert_eq!(block_on(db.artifact(&glossary.id)).unwrap().content, "猫: cat\n犬: dog\n");
 }

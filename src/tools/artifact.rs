@@ -6,18 +6,11 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{edit, parse_args, Tool, ToolError, ToolOutput};
+use super::{parse_args, Tool, ToolError, ToolOutput};
 use crate::store::{ArtifactType, Lifecycle, Origin};
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
-    vec![
-        Rc::new(CreateArtifact),
-        Rc::new(GetArtifact),
-        Rc::new(ListArtifacts),
-        Rc::new(EditArtifact),
-        Rc::new(UpdateArtifact),
-        Rc::new(DeleteArtifact),
-    ]
+    vec![Rc::new(CreateArtifact), Rc::new(GetArtifact), Rc::new(ListArtifacts), Rc::new(DeleteArtifact)]
 }
 
 #[derive(Deserialize)]
@@ -81,41 +74,6 @@ tool! {
                 .map(|a| json!({ "id": a.id, "title": a.title, "type": a.kind, "isActive": a.is_active, "characters": a.content.chars().count(), "lifecycle": a.lifecycle }))
                 .collect();
             Ok(ToolOutput::json(&list))
-        }
-    }
-}
-
-tool! {
-    /// Edits an artifact through Adit.
-    EditArtifact {
-        name: "edit_artifact",
-        description: "Change part of an artifact: exact `edits`, SEARCH/REPLACE blocks, or an `instruction`.",
-        parameters: json!({ "type": "object", "properties": {
-            "id": { "type": "string" },
-            "edits": { "type": "array", "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } }, "required": ["search", "replace"] } },
-            "search_replace": { "type": "string" }, "instruction": { "type": "string" } }, "required": ["id"] }),
-        read_only: false,
-        approval: true,
-        persists: None,
-        call: |args, ctx| {
-            let plan = edit::plan("edit_artifact", args, ctx).await?;
-            Ok(ToolOutput::text(plan.apply(ctx, "edit_artifact").await?))
-        }
-    }
-}
-
-tool! {
-    /// Replaces an artifact's content.
-    UpdateArtifact {
-        name: "update_artifact",
-        description: "Replace an artifact's whole content.",
-        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" }, "content": { "type": "string" } }, "required": ["id", "content"] }),
-        read_only: false,
-        approval: true,
-        persists: None,
-        call: |args, ctx| {
-            let plan = edit::plan("update_artifact", args, ctx).await?;
-            Ok(ToolOutput::text(plan.apply(ctx, "update_artifact").await?))
         }
     }
 }

@@ -5,11 +5,14 @@
 //! refused or unreadable), dry-runs them and computes the unified diff;
 //! [`EditPlan::apply`] writes exactly that change, with a revision.
 
+use std::rc::Rc;
+
+use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use similar::TextDiff;
 
-use super::{parse_args, ToolContext, ToolError};
+use super::{parse_args, Tool, ToolContext, ToolError, ToolGroup, ToolOutput};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
 use crate::llm::{ChatRequest, LlmError, Message};
 use crate::store::{check_lifecycle, Origin};
@@ -53,8 +56,104 @@ struct EditArgs {
     content: Option<String>,
 }
 
-async fn target_text(tool: &str, args: &EditArgs, ctx: &ToolContext) -> Result<(EditTarget, String), ToolError> {
-    if tool.ends_with("manuscript") {
+/// What an edit tool works on and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EditKind {
+    /// A manuscript section (else a session artifact).
+    pub section: bool,
+    /// The call gives the whole new text (else edits, blocks or an instruction).
+    pub replace: bool,
+}
+
+/// One of the four edit tools (`edit_`/`update_` × `manuscript`/`artifact`):
+/// each plans through [`plan`] and writes exactly the plan.
+pub struct EditTool {
+    name: &'static str,
+    description: &'static str,
+    kind: EditKind,
+}
+
+pub fn tools() -> Vec<Rc<dyn Tool>> {
+    let tool = |name, description, section, replace| -> Rc<dyn Tool> {
+        Rc::new(EditTool { name, description, kind: EditKind { section, replace } })
+    };
+    vec![
+        tool(
+            "edit_manuscript",
+            "Change part of a chapter or section: give exact `edits`, SEARCH/REPLACE blocks, or an `instruction`. \
+             The person reviews the diff first.",
+            true,
+            false,
+        ),
+        tool(
+            "update_manuscript",
+            "Replace the whole text of a chapter or section (for rewrites; prefer edit_manuscript for changes).",
+            true,
+            true,
+        ),
+        tool(
+            "edit_artifact",
+            "Change part of an artifact: exact `edits`, SEARCH/REPLACE blocks, or an `instruction`.",
+            false,
+            false,
+        ),
+        tool("update_artifact", "Replace an artifact's whole content.", false, true),
+    ]
+}
+
+#[async_trait(?Send)]
+impl Tool for EditTool {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn spec(&self) -> crate::llm::ToolSpec {
+        let id = if self.kind.section { "section_id" } else { "id" };
+        let mut properties = json!({ id: { "type": "string" } });
+        if self.kind.replace {
+            properties["content"] = json!({ "type": "string", "description": "The full new text." });
+        } else {
+            properties["edits"] = json!({ "type": "array", "description": "Exact search/replace pairs, applied in order.",
+                "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } },
+                           "required": ["search", "replace"] } });
+            properties["search_replace"] =
+                json!({ "type": "string", "description": "Alternatively, SEARCH/REPLACE blocks." });
+            properties["instruction"] = json!({ "type": "string",
+                "description": "Alternatively, what to change, in words: the editor model works out the edits." });
+        }
+        let required: &[&str] = if self.kind.replace { &[id, "content"] } else { &[id] };
+        crate::llm::ToolSpec::function(
+            self.name,
+            self.description,
+            json!({ "type": "object", "properties": properties, "required": required }),
+        )
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn needs_approval_by_default(&self) -> bool {
+        true
+    }
+    fn group(&self) -> ToolGroup {
+        if self.kind.section {
+            ToolGroup::Manuscript
+        } else {
+            ToolGroup::General
+        }
+    }
+    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
+        None
+    }
+    fn edit_kind(&self) -> Option<EditKind> {
+        Some(self.kind)
+    }
+    async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let plan = plan(self.name, self.kind, args, ctx).await?;
+        Ok(ToolOutput::text(plan.apply(ctx, self.name).await?))
+    }
+}
+
+async fn target_text(kind: EditKind, args: &EditArgs, ctx: &ToolContext) -> Result<(EditTarget, String), ToolError> {
+    if kind.section {
         let section = ctx.db.section(&args.id).await?;
         Ok((EditTarget::Section { id: section.id.clone(), title: section.title.clone() }, section.content))
     } else {
@@ -72,11 +171,11 @@ pub fn unified_diff(before: &str, after: &str, name: &str) -> String {
     TextDiff::from_lines(before, after).unified_diff().context_radius(3).header(name, name).to_string()
 }
 
-/// Works out an edit tool call (`edit_*` or `update_*`) without writing.
-pub async fn plan(tool: &str, args: &Value, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
+/// Works out the call of edit tool `tool` without writing.
+pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let parsed: EditArgs = parse_args(tool, args)?;
-    let (target, before) = target_text(tool, &parsed, ctx).await?;
-    let (path, edits, after) = if tool.starts_with("update_") {
+    let (target, before) = target_text(kind, &parsed, ctx).await?;
+    let (path, edits, after) = if kind.replace {
         let content = parsed.content.clone().ok_or_else(|| ToolError::InvalidArguments {
             tool: tool.into(),
             message: "`content` (the full new text) is required".into(),
@@ -171,12 +270,9 @@ impl EditPlan {
                 ))
             }
             EditTarget::Artifact { id, .. } => {
-                let mut artifact = ctx.db.artifact(id).await?;
+                let artifact = ctx.db.artifact(id).await?;
                 let text = self.rebase(&artifact.content)?;
-                check_lifecycle(&artifact, &text)?;
-                artifact.content = text;
-                artifact.updated_at = crate::platform::now_ms();
-                ctx.db.save_artifact(&artifact, Some(Origin::Agent), reason).await?;
+                let artifact = ctx.db.set_artifact_content(artifact, text, Origin::Agent, reason).await?;
                 Ok(format!("Updated artifact \"{}\" (via {}).", artifact.title, self.path))
             }
         }

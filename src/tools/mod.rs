@@ -23,6 +23,9 @@ macro_rules! tool {
 
         #[async_trait::async_trait(?Send)]
         impl $crate::tools::Tool for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
             fn spec(&self) -> $crate::llm::ToolSpec {
                 $crate::llm::ToolSpec::function($name, $desc, $params)
             }
@@ -66,7 +69,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use edit::{EditPlan, EditTarget};
+pub use edit::{EditKind, EditPlan, EditTarget};
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_web::ProxyWeb;
 pub use utility::describe_time;
@@ -192,6 +195,8 @@ pub struct ToolInfo {
 /// One tool.
 #[async_trait(?Send)]
 pub trait Tool {
+    /// The name models call it by.
+    fn name(&self) -> &'static str;
     /// Name, description and argument schema.
     fn spec(&self) -> ToolSpec;
     /// Reads only (may run in parallel with other read-only tools).
@@ -206,6 +211,16 @@ pub trait Tool {
     }
     /// The artifact type its results are kept as (`None`: not kept).
     fn persists_as(&self) -> Option<ArtifactType>;
+    /// For edit tools: what they edit, so a review can plan the change first.
+    fn edit_kind(&self) -> Option<EditKind> {
+        None
+    }
+    /// How a call shows in the person's stream, when not as a tool chip
+    /// (thoughts, plans, progress, the answer). Model-written text: the
+    /// rendering must defuse fences.
+    fn render(&self, _args: &Value) -> Option<String> {
+        None
+    }
     /// Runs the tool.
     async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -220,6 +235,7 @@ impl ToolRegistry {
     pub fn standard() -> ToolRegistry {
         let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
         tools.extend(project::tools());
+        tools.extend(edit::tools());
         tools.extend(memory::tools());
         tools.extend(web::tools());
         tools.extend(utility::tools());
@@ -228,7 +244,7 @@ impl ToolRegistry {
     }
 
     pub fn get(&self, name: &str) -> Option<&Rc<dyn Tool>> {
-        self.tools.iter().find(|t| t.spec().function.name == name)
+        self.tools.iter().find(|t| t.name() == name)
     }
 
     pub fn all(&self) -> &[Rc<dyn Tool>] {
@@ -307,9 +323,6 @@ pub const EDITORIAL_TOOLS: &[&str] = &[
     "list_memory_dates",
     "read_memories_by_date",
 ];
-
-/// Tools whose calls never become artifacts, nor heavy history.
-pub const NON_PERSISTING: &[&str] = &["current_time", "report_progress", "record_thought", "plan_task", "respond"];
 
 #[cfg(test)]
 mod tests;

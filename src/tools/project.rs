@@ -6,7 +6,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{edit, parse_args, Tool, ToolContext, ToolError, ToolOutput};
+use super::{parse_args, Tool, ToolContext, ToolError, ToolOutput};
 use crate::store::{ArtifactType, Origin, PlotItem};
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
@@ -15,8 +15,6 @@ pub fn tools() -> Vec<Rc<dyn Tool>> {
         Rc::new(GetProject),
         Rc::new(GetOutline),
         Rc::new(GetManuscript),
-        Rc::new(EditManuscript),
-        Rc::new(UpdateManuscript),
         Rc::new(AddPlotItem),
         Rc::new(UpdatePlotItem),
         Rc::new(MovePlotItem),
@@ -129,53 +127,6 @@ tool! {
             let s = ctx.db.section(&a.section_id).await?;
             let label = section_label(ctx, &s.project_id, &s.id, &s.title).await;
             Ok(ToolOutput::text(s.content).titled(label))
-        }
-    }
-}
-
-fn edit_schema(target: &str) -> Value {
-    object(
-        json!({
-            target: { "type": "string" },
-            "edits": { "type": "array", "description": "Exact search/replace pairs, applied in order.",
-                "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } }, "required": ["search", "replace"] } },
-            "search_replace": { "type": "string", "description": "Alternatively, SEARCH/REPLACE blocks." },
-            "instruction": { "type": "string", "description": "Alternatively, what to change, in words: the editor model works out the edits." }
-        }),
-        &[target],
-    )
-}
-
-tool! {
-    /// Edits a section through Adit.
-    EditManuscript {
-        name: "edit_manuscript",
-        description: "Change part of a chapter or section: give exact `edits`, SEARCH/REPLACE blocks, or an `instruction`. The person reviews the diff first.",
-        parameters: edit_schema("section_id"),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Manuscript,
-        persists: None,
-        call: |args, ctx| {
-            let plan = edit::plan("edit_manuscript", args, ctx).await?;
-            Ok(ToolOutput::text(plan.apply(ctx, "edit_manuscript").await?))
-        }
-    }
-}
-
-tool! {
-    /// Replaces a section's whole text.
-    UpdateManuscript {
-        name: "update_manuscript",
-        description: "Replace the whole text of a chapter or section (for rewrites; prefer edit_manuscript for changes).",
-        parameters: object(json!({ "section_id": { "type": "string" }, "content": { "type": "string" } }), &["section_id", "content"]),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Manuscript,
-        persists: None,
-        call: |args, ctx| {
-            let plan = edit::plan("update_manuscript", args, ctx).await?;
-            Ok(ToolOutput::text(plan.apply(ctx, "update_manuscript").await?))
         }
     }
 }

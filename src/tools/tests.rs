@@ -34,8 +34,9 @@ fn every_tool_has_an_object_schema_and_sensible_defaults() {
         if destructive {
             assert!(!tool.read_only());
         }
-        if NON_PERSISTING.contains(&spec.function.name.as_str()) {
-            assert!(tool.persists_as().is_none());
+        assert_eq!(tool.name(), spec.function.name);
+        if tool.render(&json!({})).is_some() {
+            assert!(tool.persists_as().is_none(), "{}: what the stream shows is not kept", tool.name());
         }
     }
     for name in RESEARCH_TOOLS.iter().chain(EDITORIAL_TOOLS) {
@@ -72,9 +73,13 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     let ctx = context(model);
     let p = block_on(ctx.db.create_project("P", "")).unwrap();
     let s = block_on(ctx.db.add_section(&p.id, None, "一", "\u{3000}名前はまだ無い。\n")).unwrap();
-    let plan =
-        block_on(edit::plan("edit_manuscript", &json!({"section_id": s.id, "instruction": "name the cat Tama"}), &ctx))
-            .unwrap();
+    let plan = block_on(edit::plan(
+        "edit_manuscript",
+        EditKind { section: true, replace: false },
+        &json!({"section_id": s.id, "instruction": "name the cat Tama"}),
+        &ctx,
+    ))
+    .unwrap();
     assert_eq!(plan.path, "instruction/search_replace");
     assert_eq!(plan.after, "\u{3000}名前はタマ。\n");
     assert!(plan.diff.contains("+\u{3000}名前はタマ。"));
@@ -85,8 +90,13 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     let model =
         ScriptedModel::new([Step::Reply(ChatOutcome::text(r#"{"edits":[{"search":"タマ","replace":"ミケ"}]}"#))]);
     let ctx2 = ToolContext { editor: Rc::new(model), ..ctx.clone() };
-    let plan =
-        block_on(edit::plan("edit_manuscript", &json!({"section_id": s.id, "instruction": "rename"}), &ctx2)).unwrap();
+    let plan = block_on(edit::plan(
+        "edit_manuscript",
+        EditKind { section: true, replace: false },
+        &json!({"section_id": s.id, "instruction": "rename"}),
+        &ctx2,
+    ))
+    .unwrap();
     assert_eq!(plan.path, "instruction/structured");
 }
 
@@ -97,6 +107,7 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     let mut s = block_on(ctx.db.add_section(&p.id, None, "一", "a\nb\n")).unwrap();
     let plan = block_on(edit::plan(
         "edit_manuscript",
+        EditKind { section: true, replace: false },
         &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}),
         &ctx,
     ))
@@ -107,6 +118,7 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "a\nB\nc\n", "the same edit applied to the new text");
     let stale = block_on(edit::plan(
         "edit_manuscript",
+        EditKind { section: true, replace: false },
         &json!({"section_id": s.id, "edits": [{"search": "c\n", "replace": "C\n"}]}),
         &ctx,
     ))

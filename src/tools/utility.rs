@@ -5,13 +5,17 @@
 use std::rc::Rc;
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::{parse_args, Tool, ToolOutput};
+use super::{parse_args, Tool, ToolError, ToolOutput};
+use crate::context::untrusted::defuse_fences;
 use crate::platform;
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
-    vec![Rc::new(CurrentTime), Rc::new(ReportProgress), Rc::new(RecordThought), Rc::new(PlanTask), Rc::new(Respond)]
+    let mut tools: Vec<Rc<dyn Tool>> = vec![Rc::new(CurrentTime)];
+    tools.extend(NARRATIONS.map(|n| Rc::new(n) as Rc<dyn Tool>));
+    tools.insert(3, Rc::new(PlanTask));
+    tools
 }
 
 /// Civil date and time from milliseconds since the epoch (proleptic Gregorian).
@@ -82,84 +86,132 @@ tool! {
     }
 }
 
-/// Validated only: the stream shows the call's arguments.
-#[derive(Deserialize)]
-#[allow(dead_code)]
-struct MessageArgs {
-    #[serde(alias = "text", alias = "content")]
-    message: String,
+/// A tool whose effect is what the person sees: its text, shown in the
+/// stream as a block of `block` (or, with no block, as the answer itself).
+struct Narration {
+    name: &'static str,
+    description: &'static str,
+    /// The argument holding the text, and the names models also use for it.
+    field: &'static str,
+    aliases: &'static [&'static str],
+    block: Option<&'static str>,
+    reply: &'static str,
 }
 
-tool! {
-    /// Tells the person what the agent is doing.
-    ReportProgress {
+const NARRATIONS: [Narration; 3] = [
+    Narration {
         name: "report_progress",
         description: "Tell the person briefly what you are about to do (before searches or long reads).",
-        parameters: json!({ "type": "object", "properties": { "message": { "type": "string" } }, "required": ["message"] }),
-        read_only: true,
-        approval: false,
-        persists: None,
-        call: |args, _ctx| {
-            let _: MessageArgs = parse_args("report_progress", args)?;
-            Ok(ToolOutput::text("Shown to the person."))
-        }
-    }
-}
-
-tool! {
-    /// A short thought, shown as a collapsed reasoning block.
-    RecordThought {
+        field: "message",
+        aliases: &["text", "content"],
+        block: Some("tool"),
+        reply: "Shown to the person.",
+    },
+    Narration {
         name: "record_thought",
-        description: "Record a short thought: an analysis step or a self-check. Shown to the person as collapsed reasoning.",
-        parameters: json!({ "type": "object", "properties": { "thought": { "type": "string" } }, "required": ["thought"] }),
-        read_only: true,
-        approval: false,
-        persists: None,
-        call: |args, _ctx| {
-            #[derive(Deserialize)]
-            #[allow(dead_code)]
-            struct A { #[serde(alias = "message", alias = "text")] thought: String }
-            let _: A = parse_args("record_thought", args)?;
-            Ok(ToolOutput::text("Noted."))
-        }
-    }
-}
-
-tool! {
-    /// A plan of steps, shown as a card.
-    PlanTask {
-        name: "plan_task",
-        description: "Show the plan for a multi-step task: the goal and the steps you will take.",
-        parameters: json!({ "type": "object", "properties": {
-            "goal": { "type": "string" }, "steps": { "type": "array", "items": { "type": "string" } } }, "required": ["goal", "steps"] }),
-        read_only: true,
-        approval: false,
-        persists: None,
-        call: |args, _ctx| {
-            #[derive(Deserialize)]
-            struct A { goal: String, steps: Vec<String> }
-            let a: A = parse_args("plan_task", args)?;
-            Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", a.goal, a.steps.len())))
-        }
-    }
-}
-
-tool! {
-    /// The answer to the person.
-    Respond {
+        description:
+            "Record a short thought: an analysis step or a self-check. Shown to the person as collapsed reasoning.",
+        field: "thought",
+        aliases: &["message", "text"],
+        block: Some("thought"),
+        reply: "Noted.",
+    },
+    Narration {
         name: "respond",
         description: "Give the person your answer (Markdown). Use it once, when the task is done.",
-        parameters: json!({ "type": "object", "properties": { "answer": { "type": "string" } }, "required": ["answer"] }),
-        read_only: true,
-        approval: false,
-        persists: None,
-        call: |args, _ctx| {
-            #[derive(Deserialize)]
-            #[allow(dead_code)]
-            struct A { #[serde(alias = "message", alias = "content")] answer: String }
-            let _: A = parse_args("respond", args)?;
-            Ok(ToolOutput::text("Delivered to the person."))
+        field: "answer",
+        aliases: &["message", "content"],
+        block: None,
+        reply: "Delivered to the person.",
+    },
+];
+
+impl Narration {
+    fn text<'a>(&self, args: &'a Value) -> Option<&'a str> {
+        std::iter::once(&self.field).chain(self.aliases).find_map(|k| args.get(*k)?.as_str())
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Tool for Narration {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec::function(
+            self.name,
+            self.description,
+            json!({ "type": "object", "properties": { self.field: { "type": "string" } }, "required": [self.field] }),
+        )
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
+        None
+    }
+    fn render(&self, args: &Value) -> Option<String> {
+        let text = defuse_fences(self.text(args).unwrap_or_default());
+        Some(match self.block {
+            Some("tool") => format!("\n```tool\n{}: {text}\n```\n", self.name),
+            Some(block) => format!("\n```{block}\n{text}\n```\n"),
+            None => format!("\n{text}\n"),
+        })
+    }
+    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
+        match self.text(args) {
+            Some(_) => Ok(ToolOutput::text(self.reply)),
+            None => Err(ToolError::InvalidArguments {
+                tool: self.name.to_owned(),
+                message: format!("missing field `{}` (a string)", self.field),
+            }),
         }
+    }
+}
+
+/// A plan of steps, shown as a card.
+struct PlanTask;
+
+#[async_trait::async_trait(?Send)]
+impl Tool for PlanTask {
+    fn name(&self) -> &'static str {
+        "plan_task"
+    }
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec::function(
+            "plan_task",
+            "Show the plan for a multi-step task: the goal and the steps you will take.",
+            json!({ "type": "object", "properties": {
+                "goal": { "type": "string" }, "steps": { "type": "array", "items": { "type": "string" } } },
+                "required": ["goal", "steps"] }),
+        )
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
+        None
+    }
+    fn render(&self, args: &Value) -> Option<String> {
+        let goal = defuse_fences(args.get("goal").and_then(Value::as_str).unwrap_or_default());
+        let steps: Vec<String> = args
+            .get("steps")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s.as_str().unwrap_or_default())))
+            .collect();
+        Some(format!("\n```plan\n{goal}\n{}\n```\n", steps.join("\n")))
+    }
+    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
+        #[derive(Deserialize)]
+        struct A {
+            goal: String,
+            steps: Vec<String>,
+        }
+        let a: A = parse_args("plan_task", args)?;
+        Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", a.goal, a.steps.len())))
     }
 }
 

@@ -1,5 +1,7 @@
-//! The `Agent` JS class: opens the browser database and the proxy client,
-//! runs turns, answers reviews, and manages session artifacts.
+//! The `Agent` JS class: `open` (the browser database, the stored settings,
+//! the proxy client), runs and reviews, tools and settings. The methods on
+//! the person's data are grouped by concept in `sessions.rs`, `artifacts.rs`,
+//! `projects.rs` and `memories.rs`; every binding only converts.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -12,7 +14,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, to_js};
 use super::error;
-use crate::agent::{Agent, AgentEnv, AgentEvent, AgentSettings, SendOptions};
+use crate::agent::{Agent, AgentEnv, AgentEvent, AgentSettings, Decision, SendOptions};
 use crate::cancel::CancelToken;
 use crate::graph::PrunePolicy;
 use crate::llm::{ProxyConfig, ProxyModel, RetryPolicy};
@@ -22,7 +24,7 @@ use crate::tools::{ProxyWeb, ToolRegistry};
 /// `wasm_bindgen_futures::future_to_promise` through one boxed future type:
 /// called with each method's own future type, it compiles a copy per method
 /// (about 2.6 KB of WASM each).
-fn future_to_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+pub(super) fn future_to_promise(future: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     let boxed: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
     wasm_bindgen_futures::future_to_promise(boxed)
 }
@@ -70,7 +72,12 @@ export type AgentEvent =
   | { type: "content"; text: string }
   | { type: "artifact"; data: { id: string; action: string; title?: string } }
   | { type: "warning"; message: string }
-  | { type: "info"; name: string; data: unknown };
+  | { type: "info"; name: "routed"; data: { strategy: Strategy; reasoning: string } }
+  | { type: "info"; name: "search_optimized"; data: { from: string[]; query: string } }
+  | { type: "info"; name: "changed"; data: { tool: string; target: EditTarget } }
+  | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } };
+/** What an edit changes. */
+export interface EditTarget { kind: "section" | "artifact"; id: string; title: string }
 /** What a paused run asks the person to review. */
 export interface ReviewPayload {
   toolCallId: string;
@@ -79,7 +86,7 @@ export interface ReviewPayload {
   arguments: string;
   /** Why a network call was held for approval (web content in the run), or null. */
   reason: string | null;
-  target: { kind: "section" | "artifact"; id: string; title: string } | null;
+  target: EditTarget | null;
   /** Unified diff of the change (text edits). */
   diff: string | null;
   /** How the edits were obtained. */
@@ -92,21 +99,6 @@ export interface RunResult {
   review: ReviewPayload | null;
   strategy: Strategy | null;
 }
-export type ArtifactType = "web_search" | "project_data" | "text";
-export type Lifecycle = "overwritable" | "append_only" | "static";
-export interface Artifact {
-  id: string;
-  sessionId: string;
-  type: ArtifactType;
-  title: string;
-  content: string;
-  isActive: boolean;
-  createdAt: number;
-  updatedAt: number;
-  lifecycle: Lifecycle;
-}
-/** An artifact to import: a row from `listArtifacts` or from a Dexie app's `sessionArtifacts` table. */
-export type ArtifactInput = Omit<Artifact, "lifecycle"> & { lifecycle?: Lifecycle };
 /** A tool as the settings show it (for per-tool approval toggles). */
 export interface ToolInfo {
   name: string;
@@ -116,25 +108,6 @@ export interface ToolInfo {
   readOnly: boolean;
   /** Asks the person first unless `settings().approvals` says otherwise. */
   needsApprovalByDefault: boolean;
-}
-/** A chat session (its artifacts, checkpoints and transcript share its id). */
-export interface SessionInfo {
-  id: string;
-  /** The first line of its first message, until renamed. */
-  title: string;
-  createdAt: number;
-  updatedAt: number;
-}
-/** One message as the conversation showed it. */
-export interface TranscriptEntry {
-  id: string;
-  sessionId: string;
-  role: "person" | "agent";
-  /** The person's input, or the agent's Markdown stream for the turn. */
-  text: string;
-  /** For the agent: "completed", or "interrupted" while a review waits. */
-  status?: "completed" | "interrupted";
-  createdAt: number;
 }
 "#;
 
@@ -165,8 +138,8 @@ struct Config {
 /// ```
 #[wasm_bindgen(js_name = Agent)]
 pub struct JsAgent {
-    agent: Rc<Agent>,
-    db: Db,
+    pub(super) agent: Rc<Agent>,
+    pub(super) db: Db,
 }
 
 /// An abort listener to remove when the run ends.
@@ -224,18 +197,9 @@ impl JsAgent {
             let name = config.db_name.clone().unwrap_or_else(|| schema::DB_NAME.to_owned());
             let backend = Rc::new(IdbBackend::open(&name).await.map_err(error::store)?);
             let db = Db::new(backend.clone());
-            let mut settings = match db.setting("agent").await.map_err(error::store)? {
-                Some(stored) => serde_json::from_value(stored).unwrap_or_default(),
-                None => AgentSettings::default(),
-            };
+            let mut settings = AgentSettings::from_stored(db.setting("agent").await.map_err(error::store)?);
             if let Some(overrides) = config.settings {
-                let mut merged = serde_json::to_value(&settings).unwrap_or_default();
-                if let (Some(base), Some(extra)) = (merged.as_object_mut(), overrides.as_object()) {
-                    for (k, v) in extra {
-                        base.insert(k.clone(), v.clone());
-                    }
-                }
-                settings = from_js("settings", to_js(&merged)?)?;
+                settings = settings.merged(&overrides).map_err(|e| error::invalid_argument("settings", e))?;
             }
             let model = ProxyModel::new(ProxyConfig {
                 base_url: config.proxy_url.clone(),
@@ -284,11 +248,7 @@ impl JsAgent {
         let agent = self.agent.clone();
         future_to_promise(async move {
             let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-            let decision: serde_json::Value =
-                from_js("decision must be { approved: boolean, reason?: string }", decision)?;
-            if !decision.get("approved").is_some_and(serde_json::Value::is_boolean) {
-                return Err(error::invalid_argument("decision", "`approved` must be a boolean"));
-            }
+            let decision: Decision = from_js("decision must be { approved: boolean, reason?: string }", decision)?;
             let (options, wiring) = run_options(&opts)?;
             let result = agent.resume(&session_id, decision, options).await;
             unwire(wiring);
@@ -303,182 +263,10 @@ impl JsAgent {
         future_to_promise(async move { to_js(&agent.pending_review(&session_id).await.map_err(error::agent)?) })
     }
 
-    /// The session's artifacts, newest first.
-    #[wasm_bindgen(js_name = listArtifacts, unchecked_return_type = "Promise<Artifact[]>")]
-    pub fn list_artifacts(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.artifacts(&session_id).await.map_err(error::store)?) })
-    }
-
     /// The agent's tools, grouped for the settings (per-tool approval toggles).
     #[wasm_bindgen(unchecked_return_type = "ToolInfo[]")]
     pub fn tools(&self) -> Result<JsValue, JsValue> {
         to_js(&self.agent.env().tools.infos())
-    }
-
-    /// Every session, most recently used first (a session appears with its
-    /// first message).
-    #[wasm_bindgen(unchecked_return_type = "Promise<SessionInfo[]>")]
-    pub fn sessions(&self) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.sessions().await.map_err(error::store)?) })
-    }
-
-    /// A session's messages as the conversation showed them, oldest first.
-    #[wasm_bindgen(unchecked_return_type = "Promise<TranscriptEntry[]>")]
-    pub fn transcript(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.transcript(&session_id).await.map_err(error::store)?) })
-    }
-
-    /// Renames a session.
-    #[wasm_bindgen(js_name = renameSession, unchecked_return_type = "Promise<void>")]
-    pub fn rename_session(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String, title: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.rename_session(&session_id, &title).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Deletes a session with its transcript, artifacts and checkpoints.
-    #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<void>")]
-    pub fn delete_session(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.delete_session(&session_id).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Stores artifacts (a backup from `listArtifacts`, a Dexie app's rows),
-    /// replacing any with the same id, in one transaction; a record that is
-    /// not an artifact refuses the whole import (code `invalid_argument`,
-    /// naming it). Resolves to the number stored.
-    #[wasm_bindgen(js_name = importArtifacts, unchecked_return_type = "Promise<number>")]
-    pub fn import_artifacts(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ArtifactInput[]")] artifacts: JsValue,
-    ) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let records: Vec<serde_json::Value> = from_js("an array of artifacts", artifacts)?;
-            Ok(JsValue::from(db.import_artifacts(&records).await.map_err(error::store)? as u32))
-        })
-    }
-
-    /// Turns an artifact's context injection on or off.
-    #[wasm_bindgen(js_name = setArtifactActive, unchecked_return_type = "Promise<void>")]
-    pub fn set_artifact_active(&self, id: String, active: bool) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.set_artifact_active(&id, active).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-}
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_DATA: &'static str = r#"
-export interface Project { id: string; title: string; description: string; createdAt: number; updatedAt: number }
-export interface ManuscriptSection {
-  id: string; projectId: string; parentId: string | null; title: string; order: number; content: string;
-  createdAt: number; updatedAt: number;
-}
-/** What `undo` restored. */
-export interface UndoneChange { store: string; recordId: string; reason: string; createdAt: number }
-"#;
-
-#[wasm_bindgen(js_class = Agent)]
-impl JsAgent {
-    /// The person's projects, most recently changed first.
-    #[wasm_bindgen(unchecked_return_type = "Promise<Project[]>")]
-    pub fn projects(&self) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.projects().await.map_err(error::store)?) })
-    }
-
-    /// Creates a project.
-    #[wasm_bindgen(js_name = createProject, unchecked_return_type = "Promise<Project>")]
-    pub fn create_project(&self, title: String, description: Option<String>) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            to_js(&db.create_project(&title, description.as_deref().unwrap_or("")).await.map_err(error::store)?)
-        })
-    }
-
-    /// A project's chapters and sections, in order.
-    #[wasm_bindgen(unchecked_return_type = "Promise<ManuscriptSection[]>")]
-    pub fn sections(&self, #[wasm_bindgen(js_name = projectId)] project_id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.sections(&project_id).await.map_err(error::store)?) })
-    }
-
-    /// Adds a chapter (or a section under `parentId`) at the end.
-    #[wasm_bindgen(js_name = addSection, unchecked_return_type = "Promise<ManuscriptSection>")]
-    pub fn add_section(
-        &self,
-        #[wasm_bindgen(js_name = projectId)] project_id: String,
-        title: String,
-        content: Option<String>,
-        #[wasm_bindgen(js_name = parentId)] parent_id: Option<String>,
-    ) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let section = db
-                .add_section(&project_id, parent_id.as_deref(), &title, content.as_deref().unwrap_or(""))
-                .await
-                .map_err(error::store)?;
-            to_js(&section)
-        })
-    }
-
-    /// Saves a section the person edited (title and text); undoable.
-    #[wasm_bindgen(js_name = saveSection, unchecked_return_type = "Promise<void>")]
-    pub fn save_section(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ManuscriptSection")] section: JsValue,
-    ) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let mut section: crate::store::ManuscriptSection = from_js("a ManuscriptSection", section)?;
-            section.updated_at = crate::platform::now_ms();
-            db.save_section(&section, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Deletes a section and the sections under it.
-    #[wasm_bindgen(js_name = deleteSection, unchecked_return_type = "Promise<void>")]
-    pub fn delete_section(&self, id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.delete_section(&id, Some(crate::store::Origin::User)).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Deletes an artifact (the person may delete static ones too).
-    #[wasm_bindgen(js_name = deleteArtifact, unchecked_return_type = "Promise<void>")]
-    pub fn delete_artifact(&self, id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.delete_artifact(&id, crate::store::Origin::User).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Undoes the agent's last change (manuscript, plot or artifact), byte for
-    /// byte; resolves to what was undone, or null when there is nothing.
-    #[wasm_bindgen(unchecked_return_type = "Promise<UndoneChange | null>")]
-    pub fn undo(&self) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let undone = db.undo_last(crate::store::Origin::Agent).await.map_err(error::store)?;
-            to_js(&undone.map(|r| {
-                serde_json::json!({ "store": r.store, "recordId": r.record_id, "reason": r.reason, "createdAt": r.created_at })
-            }))
-        })
     }
 
     /// The current settings.
@@ -494,122 +282,9 @@ impl JsAgent {
         #[wasm_bindgen(unchecked_param_type = "Partial<AgentSettings>")] patch: JsValue,
     ) -> Promise {
         let agent = self.agent.clone();
-        let db = self.db.clone();
         future_to_promise(async move {
             let patch: serde_json::Value = from_js("settings", patch)?;
-            let mut merged = serde_json::to_value(&*agent.env().settings.borrow()).unwrap_or_default();
-            if let (Some(base), Some(extra)) = (merged.as_object_mut(), patch.as_object()) {
-                for (k, v) in extra {
-                    base.insert(k.clone(), v.clone());
-                }
-            }
-            let settings: AgentSettings =
-                serde_json::from_value(merged.clone()).map_err(|e| error::invalid_argument("settings", e))?;
-            db.set_setting("agent", merged).await.map_err(error::store)?;
-            *agent.env().settings.borrow_mut() = settings.clone();
-            to_js(&settings)
+            to_js(&agent.update_settings(&patch).await.map_err(error::agent)?)
         })
-    }
-}
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_MORE: &'static str = r#"
-export interface PlotItem {
-  id: string; projectId: string; parentId: string | null; title: string; summary: string; order: number;
-  createdAt: number; updatedAt: number;
-}
-export interface Memory { id: string; date: string; summary: string; tags: string[]; createdAt: number }
-/** A whole project as one JSON document (`exportProject` / `importProject`). */
-export interface ProjectExport {
-  format: "atelier-agent/project"; version: 1; project: Project; manuscripts: ManuscriptSection[]; plots: PlotItem[];
-}
-"#;
-
-#[wasm_bindgen(js_class = Agent)]
-impl JsAgent {
-    /// Replaces an artifact's content as the person edited it (refused for
-    /// static artifacts; append-only ones may only grow at the end).
-    #[wasm_bindgen(js_name = editArtifact, unchecked_return_type = "Promise<Artifact>")]
-    pub fn edit_artifact(&self, id: String, content: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let mut artifact = db.artifact(&id).await.map_err(error::store)?;
-            crate::store::check_lifecycle(&artifact, &content).map_err(error::store)?;
-            artifact.content = content;
-            artifact.updated_at = crate::platform::now_ms();
-            db.save_artifact(&artifact, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
-            to_js(&artifact)
-        })
-    }
-
-    /// A project's plot items, in order.
-    #[wasm_bindgen(unchecked_return_type = "Promise<PlotItem[]>")]
-    pub fn plot(&self, #[wasm_bindgen(js_name = projectId)] project_id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.plot(&project_id).await.map_err(error::store)?) })
-    }
-
-    /// Creates or updates a plot item (give a new `id` to create one).
-    #[wasm_bindgen(js_name = savePlotItem, unchecked_return_type = "Promise<void>")]
-    pub fn save_plot_item(&self, #[wasm_bindgen(unchecked_param_type = "PlotItem")] item: JsValue) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let mut item: crate::store::PlotItem = from_js("a PlotItem", item)?;
-            db.project(&item.project_id).await.map_err(error::store)?;
-            item.updated_at = crate::platform::now_ms();
-            db.save_plot_item(&item, Some(crate::store::Origin::User), "edit").await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Deletes a plot item and everything under it.
-    #[wasm_bindgen(js_name = deletePlotItem, unchecked_return_type = "Promise<void>")]
-    pub fn delete_plot_item(&self, id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.delete_plot_item(&id, Some(crate::store::Origin::User)).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Deletes a project with its manuscript and plot.
-    #[wasm_bindgen(js_name = deleteProject, unchecked_return_type = "Promise<void>")]
-    pub fn delete_project(&self, id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            db.delete_project(&id).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// A whole project as one JSON document (backup, moving browsers).
-    #[wasm_bindgen(js_name = exportProject, unchecked_return_type = "Promise<ProjectExport>")]
-    pub fn export_project(&self, id: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.export_project(&id).await.map_err(error::store)?) })
-    }
-
-    /// Restores an exported project (replacing one with the same id).
-    #[wasm_bindgen(js_name = importProject, unchecked_return_type = "Promise<Project>")]
-    pub fn import_project(&self, #[wasm_bindgen(unchecked_param_type = "ProjectExport")] document: JsValue) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move {
-            let document: serde_json::Value = from_js("a ProjectExport", document)?;
-            to_js(&db.import_project(&document).await.map_err(error::store)?)
-        })
-    }
-
-    /// Dates (YYYY-MM-DD) that have long-term memories.
-    #[wasm_bindgen(js_name = memoryDates, unchecked_return_type = "Promise<string[]>")]
-    pub fn memory_dates(&self) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.memory_dates().await.map_err(error::store)?) })
-    }
-
-    /// Memories from `start` to `end` (inclusive, YYYY-MM-DD).
-    #[wasm_bindgen(unchecked_return_type = "Promise<Memory[]>")]
-    pub fn memories(&self, start: String, end: String) -> Promise {
-        let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.memories_between(&start, &end).await.map_err(error::store)?) })
     }
 }

@@ -23,9 +23,8 @@ extern "C" {
 
 /// Rust value → plain JS object/array (maps become objects, not `Map`s).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| error::invalid_argument("cannot convert result", e))
+    let text = serde_json::to_string(value).map_err(|e| error::invalid_argument("cannot convert result", e))?;
+    js_sys::JSON::parse(&text)
 }
 
 /// JS value → Rust value, or an `invalid_argument` error naming `what`.
@@ -35,5 +34,6 @@ pub(crate) fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result
     if let Some(problem) = shape_problem(&value, MAX_DEPTH, MAX_NODES, MAX_CHARS) {
         return Err(error::invalid_argument(what, problem));
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| error::invalid_argument(what, e))
+    let text = if value.is_undefined() { "null".into() } else { String::from(js_sys::JSON::stringify(&value)?) };
+    serde_json::from_str(&text).map_err(|e| error::invalid_argument(what, e))
 }

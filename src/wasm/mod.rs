@@ -3,10 +3,14 @@
 
 pub mod adit;
 pub mod agent;
+mod artifacts;
 #[cfg(feature = "bench")]
 mod bench;
 mod convert;
 mod error;
+mod memories;
+mod projects;
+mod sessions;
 
 use wasm_bindgen::prelude::*;
 

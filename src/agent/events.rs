@@ -1,0 +1,97 @@
+//! What a frontend hears during a run: typed events, emitted by the nodes
+//! through the graph's `NodeContext::emit` and passed on unchanged.
+
+use serde::Serialize;
+
+use super::state::{Phase, Strategy};
+use crate::graph::{GraphEvent, NodeContext};
+use crate::tools::EditTarget;
+
+/// Something a run reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum AgentEvent {
+    /// The agent's phase changed (planning, researching, answering, memorizing, idle).
+    Phase { phase: Phase },
+    /// A graph node started.
+    Node { node: String },
+    /// The tool being run (none between tools).
+    ActiveTool { tool: Option<String> },
+    /// More of the visible Markdown stream.
+    Content { text: String },
+    /// An artifact was created or changed.
+    Artifact { data: ArtifactChange },
+    /// Something went wrong without failing the run.
+    Warning { message: String },
+    /// What the run decided or did along the way.
+    Info(Info),
+}
+
+/// An artifact a tool result became.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArtifactChange {
+    pub id: String,
+    /// "created".
+    pub action: &'static str,
+    pub title: String,
+}
+
+/// The run's decisions and changes, as `{ type: "info", name, data }`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "name", content = "data", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Info {
+    /// The router chose a strategy.
+    Routed { strategy: Strategy, reasoning: String },
+    /// The searches of one batch became one query.
+    SearchOptimized { from: Vec<String>, query: String },
+    /// An approved edit was written.
+    Changed { tool: String, target: EditTarget },
+    /// A long-term memory was stored.
+    Memory { id: String, date: String, summary: String },
+}
+
+/// A listener for a run's events.
+pub type EventListener = std::rc::Rc<dyn Fn(&AgentEvent)>;
+
+/// What the assistant's nodes see of a run.
+pub type Ctx<'a> = NodeContext<'a, AgentEvent>;
+
+/// The event a frontend hears for a graph event, if any (node events pass
+/// through; a run's end sets the phase back to idle).
+pub(super) fn relay(event: &GraphEvent<'_, AgentEvent>, sink: &dyn Fn(&AgentEvent)) {
+    match event {
+        GraphEvent::Node { event, .. } => sink(event),
+        GraphEvent::NodeStart { node, .. } => sink(&AgentEvent::Node { node: (*node).to_owned() }),
+        GraphEvent::RunEnd { .. } => sink(&AgentEvent::Phase { phase: Phase::Idle }),
+        _ => {}
+    }
+}
+
+/// Typed shorthands for the events nodes send.
+pub(super) trait Emit {
+    fn phase(&self, phase: Phase);
+    fn content(&self, text: &str);
+    fn active_tool(&self, tool: Option<&str>);
+    fn warning(&self, message: String);
+    fn info(&self, info: Info);
+}
+
+impl Emit for Ctx<'_> {
+    fn phase(&self, phase: Phase) {
+        self.emit(AgentEvent::Phase { phase });
+    }
+    fn content(&self, text: &str) {
+        if !text.is_empty() {
+            self.emit(AgentEvent::Content { text: text.to_owned() });
+        }
+    }
+    fn active_tool(&self, tool: Option<&str>) {
+        self.emit(AgentEvent::ActiveTool { tool: tool.map(str::to_owned) });
+    }
+    fn warning(&self, message: String) {
+        self.emit(AgentEvent::Warning { message });
+    }
+    fn info(&self, info: Info) {
+        self.emit(AgentEvent::Info(info));
+    }
+}

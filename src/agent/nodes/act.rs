@@ -1,0 +1,154 @@
+//! The `tools` node: runs the pending calls up to the first that needs
+//! approval, applying the outbound rule before each, and keeps persisting
+//! tools' results as artifacts.
+
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::super::events::{AgentEvent, ArtifactChange, Ctx, Emit};
+use super::super::outbound::{self, OutboundHold};
+use super::super::state::{AgentState, AgentUpdate, Phase};
+use super::super::AgentEnv;
+use super::search::merge_searches;
+use crate::graph::{Node, NodeError};
+use crate::llm::{Message, ToolCall};
+use crate::tools::ToolContext;
+
+pub(in crate::agent) fn tool_context(env: &AgentEnv, ctx: &Ctx<'_>) -> ToolContext {
+    let settings = env.settings.borrow();
+    ToolContext {
+        db: env.db.clone(),
+        session_id: ctx.thread_id.to_owned(),
+        web: env.web.clone(),
+        editor: env.model.clone(),
+        editor_model: settings.main_model.clone(),
+        page_chars: settings.page_chars.max(1000),
+        cancel: ctx.cancel.clone(),
+    }
+}
+
+/// What one call gave: the text for the model and the links it offers.
+pub(in crate::agent) struct Executed {
+    pub(in crate::agent) content: String,
+    links: Vec<String>,
+}
+
+impl From<String> for Executed {
+    fn from(content: String) -> Executed {
+        Executed { content, links: Vec::new() }
+    }
+}
+
+/// Runs one call: result text for the model; persisting tools' results
+/// become artifacts (a failure to save is a warning, not a failed call).
+pub(in crate::agent) async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &Ctx<'_>) -> Executed {
+    let Some(tool) = env.tools.get(&call.function.name) else {
+        return format!("Error: there is no tool named {:?}.", call.function.name).into();
+    };
+    let tool_ctx = tool_context(env, ctx);
+    match tool.call(&args, &tool_ctx).await {
+        Ok(output) => {
+            if let Some(kind) = tool.persists_as() {
+                let title = output.artifact_title.clone().unwrap_or_else(|| call.function.name.clone());
+                match env
+                    .db
+                    .create_artifact(
+                        ctx.thread_id,
+                        kind,
+                        &title,
+                        &output.content,
+                        Default::default(),
+                        crate::store::Origin::Agent,
+                    )
+                    .await
+                {
+                    Ok(a) => ctx.emit(AgentEvent::Artifact {
+                        data: ArtifactChange { id: a.id, action: "created", title: a.title },
+                    }),
+                    Err(e) => {
+                        ctx.warning(format!("the result of {} was not saved as an artifact: {e}", call.function.name))
+                    }
+                }
+            }
+            Executed { content: output.model_text().to_owned(), links: output.links }
+        }
+        Err(e) => format!("Error: {e}").into(),
+    }
+}
+
+pub(in crate::agent) fn parse_arguments(call: &ToolCall) -> Result<Value, String> {
+    if call.function.arguments.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(&call.function.arguments).map_err(|e| {
+        format!(
+            "Error: the arguments of {} are not valid JSON ({e}); call it again with a JSON object.",
+            call.function.name
+        )
+    })
+}
+
+/// Runs the pending tool calls up to the first one that needs approval.
+pub struct Tools(pub Rc<AgentEnv>);
+
+#[async_trait(?Send)]
+impl Node<AgentState> for Tools {
+    async fn run(&self, state: &AgentState, ctx: &mut Ctx<'_>) -> Result<AgentUpdate, NodeError> {
+        let env = &self.0;
+        ctx.phase(Phase::Researching);
+        let pending: Vec<ToolCall> =
+            state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
+        let mut results = Vec::with_capacity(pending.len());
+        let merged_search = merge_searches(env, state, &pending, ctx).await?;
+
+        // The outbound rule (see `outbound`): checked before each call, since
+        // a search earlier in the batch can bring web material in.
+        let mut exposed = outbound::exposed_by_messages(&state.messages)
+            || outbound::exposed_by_artifacts(&env.db, ctx.thread_id).await.unwrap_or(true);
+        let mut links = state.result_links.clone();
+        let person = outbound::person_texts(&state.messages);
+        let mut new_links = Vec::new();
+        let mut hold = None;
+        for call in &pending {
+            if ctx.cancel.is_cancelled() {
+                return Err(NodeError::Aborted);
+            }
+            let args = match (&merged_search, call.function.name.as_str()) {
+                (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),
+                (Some((id, _)), "web_search") => Err(format!("Merged into the search of call {id}; see its result.")),
+                _ => parse_arguments(call),
+            };
+            let args = match args {
+                Ok(args) => args,
+                Err(message) => {
+                    results.push(Message::tool(call.id.clone(), message));
+                    continue;
+                }
+            };
+            if exposed {
+                if let Some(reason) = outbound::hold_reason(call, &args, &person, &links, &env.db).await {
+                    hold = Some(OutboundHold { call_id: call.id.clone(), reason });
+                    break;
+                }
+            }
+            ctx.active_tool(Some(&call.function.name));
+            let done = execute(env, call, args, ctx).await;
+            exposed |= crate::context::untrusted::is_fenced(&done.content);
+            links.extend(done.links.iter().cloned());
+            new_links.extend(done.links);
+            results.push(Message::tool(call.id.clone(), done.content));
+        }
+        ctx.active_tool(None);
+        Ok(AgentUpdate {
+            messages: results,
+            result_links: new_links,
+            outbound_hold: Some(hold),
+            active_tool: Some(None),
+            latest_node_name: Some(Some("tools".into())),
+            current_phase: Some(Phase::Researching),
+            ..Default::default()
+        })
+    }
+}

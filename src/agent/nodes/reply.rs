@@ -1,0 +1,118 @@
+//! The model call of a turn: `chat` (no tools) and `agent` (the ReAct
+//! step), streaming the visible text through a fence guard.
+
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::super::events::{Ctx, Emit};
+use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
+use super::super::AgentEnv;
+use super::llm_failure;
+use super::request::prompt;
+use crate::context::summarize_arguments;
+use crate::context::untrusted::{defuse_fences, FenceGuard};
+use crate::graph::{Node, NodeError};
+use crate::llm::{ChatRequest, Delta, ToolCall};
+use crate::tools::ToolRegistry;
+
+/// The visible Markdown for a tool call: thoughts, plans and tool chips as
+/// fenced blocks; the `respond` answer as plain Markdown.
+pub fn render_call(tools: &ToolRegistry, call: &ToolCall) -> String {
+    let name = call.function.name.as_str();
+    let shown = tools.get(name).and_then(|tool| {
+        let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
+        tool.render(&args)
+    });
+    // Model-written text: it must not be able to draw a chip of its own.
+    shown.unwrap_or_else(|| {
+        format!(
+            "\n```tool\n{}({})\n```\n",
+            defuse_fences(name),
+            defuse_fences(&summarize_arguments(&call.function.arguments))
+        )
+    })
+}
+
+/// Answers without tools (chat_only, or agent mode off).
+pub struct Chat(pub Rc<AgentEnv>);
+
+/// Calls the main model with tools for the strategy (the ReAct step).
+pub struct Agent(pub Rc<AgentEnv>);
+
+async fn call_model(
+    env: &AgentEnv,
+    state: &AgentState,
+    ctx: &mut Ctx<'_>,
+    with_tools: bool,
+) -> Result<AgentUpdate, NodeError> {
+    let strategy = if with_tools { state.strategy.unwrap_or(Strategy::GeneralAgent) } else { Strategy::ChatOnly };
+    ctx.phase(if state.used_tools() || !with_tools { Phase::Answering } else { Phase::Planning });
+    let messages = prompt(env, state, ctx, strategy, !with_tools).await;
+    let settings = env.settings.borrow().clone();
+    let mut request = ChatRequest::new(settings.main_model.clone(), messages);
+    if with_tools {
+        let names = match strategy {
+            Strategy::Writing => crate::tools::EDITORIAL_TOOLS,
+            _ => crate::tools::RESEARCH_TOOLS,
+        };
+        request.tools = env.tools.specs(names);
+    }
+    // What the person sees of the model's text goes through a fence guard
+    // (streamed in pieces, so the guard holds a line start until it can tell).
+    let mut streamed = String::new();
+    let mut guard = FenceGuard::default();
+    let outcome = {
+        let ctx_ref: &Ctx<'_> = ctx;
+        let guard = &mut guard;
+        let mut on_delta = |delta: Delta| {
+            if let Delta::Text { text } = delta {
+                ctx_ref.content(&guard.push(&text));
+                streamed.push_str(&text);
+            }
+        };
+        env.model.chat(request, &mut on_delta, ctx_ref.cancel).await.map_err(llm_failure)?
+    };
+    let mut output = state.output.clone();
+    let text = outcome.message.text().to_owned();
+    if !text.is_empty() {
+        let rest = match text.strip_prefix(streamed.as_str()) {
+            Some(rest) => guard.push(rest) + &guard.finish(),
+            // The final text differs from the stream (a provider that
+            // corrects itself): show what is missing, judged afresh.
+            None => guard.finish() + &defuse_fences(text.get(streamed.len()..).unwrap_or_default()),
+        };
+        ctx.content(&rest);
+        output.push_str(&defuse_fences(&text));
+    } else {
+        ctx.content(&guard.finish());
+    }
+    for call in outcome.message.tool_calls() {
+        let block = render_call(&env.tools, call);
+        ctx.content(&block);
+        output.push_str(&block);
+    }
+    Ok(AgentUpdate {
+        messages: vec![outcome.message],
+        loop_count: Some(state.loop_count + 1),
+        output: Some(output),
+        latest_node_name: Some(Some(if with_tools { "agent" } else { "chat" }.into())),
+        current_phase: Some(Phase::Answering),
+        ..Default::default()
+    })
+}
+
+#[async_trait(?Send)]
+impl Node<AgentState> for Chat {
+    async fn run(&self, state: &AgentState, ctx: &mut Ctx<'_>) -> Result<AgentUpdate, NodeError> {
+        call_model(&self.0, state, ctx, false).await
+    }
+}
+
+#[async_trait(?Send)]
+impl Node<AgentState> for Agent {
+    async fn run(&self, state: &AgentState, ctx: &mut Ctx<'_>) -> Result<AgentUpdate, NodeError> {
+        call_model(&self.0, state, ctx, true).await
+    }
+}

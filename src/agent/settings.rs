@@ -1,0 +1,70 @@
+//! The person's settings for the agent, and how a partial change merges
+//! into them (the same rule for `Agent.open`'s settings and `updateSettings`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The person's settings for the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AgentSettings {
+    /// Model (or proxy alias) for answers and edits.
+    pub main_model: String,
+    /// Model (or proxy alias) for routing, search optimisation and memory.
+    pub sub_model: String,
+    /// Per-tool approval overrides (tool name → ask first?).
+    pub approvals: BTreeMap<String, bool>,
+    /// Artifacts shorter than this many characters are injected whole.
+    pub full_threshold: usize,
+    /// Judge and store durable facts after answers.
+    pub long_term_memory: bool,
+    /// Most graph steps in one run.
+    pub recursion_limit: usize,
+    /// Characters of one web page the model is given (the artifact keeps the
+    /// whole page, with a marker where the model's copy was cut).
+    pub page_chars: usize,
+}
+
+impl Default for AgentSettings {
+    fn default() -> AgentSettings {
+        AgentSettings {
+            main_model: "main".into(),
+            sub_model: "sub".into(),
+            approvals: BTreeMap::new(),
+            full_threshold: 1000,
+            long_term_memory: false,
+            recursion_limit: 40,
+            page_chars: 60_000,
+        }
+    }
+}
+
+impl AgentSettings {
+    /// These settings with the fields `patch` names replaced (a whole field
+    /// at a time: `approvals` given is the new map). A patch that is not an
+    /// object, or a field of the wrong type, is an error naming it.
+    pub fn merged(&self, patch: &Value) -> Result<AgentSettings, String> {
+        let Some(fields) = patch.as_object() else {
+            return Err("settings must be an object".into());
+        };
+        let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        if let Some(base) = merged.as_object_mut() {
+            for (k, v) in fields {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+        serde_json::from_value(merged).map_err(|e| e.to_string())
+    }
+
+    /// Stored settings, read leniently: a stored record from another version
+    /// keeps what still reads and takes the defaults for the rest.
+    pub fn from_stored(stored: Option<Value>) -> AgentSettings {
+        let defaults = AgentSettings::default();
+        match stored {
+            Some(value) => defaults.merged(&value).unwrap_or(defaults),
+            None => defaults,
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The person's projects: manuscripts (chapters and sections), plots, and a
+//! project as one JSON document for backup and moving browsers.
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::backend::{key_of, Write};
+use super::db::{by_order, from_value, to_value, Db, Origin};
+use super::error::{Result, StoreError};
+use super::model::stores::*;
+use super::model::*;
+use super::tree::{check_forest, check_placement, subtree, TreeRecord};
+use crate::platform;
+
+impl Db {
+    pub async fn projects(&self) -> Result<Vec<Project>> {
+        let mut list: Vec<Project> =
+            self.backend.all(PROJECTS).await?.into_iter().map(|v| from_value(PROJECTS, v)).collect::<Result<_>>()?;
+        super::order::sort_by(&mut list, |a, b| b.updated_at.total_cmp(&a.updated_at));
+        Ok(list)
+    }
+
+    pub async fn project(&self, id: &str) -> Result<Project> {
+        self.require(PROJECTS, id).await
+    }
+
+    /// Creates a project.
+    pub async fn create_project(&self, title: &str, description: &str) -> Result<Project> {
+        let now = platform::now_ms();
+        let project = Project {
+            id: platform::random_id(),
+            title: title.to_owned(),
+            description: description.to_owned(),
+            created_at: now,
+            updated_at: now,
+        };
+        self.backend.write(vec![Write::Put { store: PROJECTS, value: to_value(PROJECTS, &project)? }]).await?;
+        Ok(project)
+    }
+
+    /// Writes a project (title, description).
+    pub async fn save_project(&self, project: &Project) -> Result<()> {
+        self.backend.write(vec![Write::Put { store: PROJECTS, value: to_value(PROJECTS, project)? }]).await
+    }
+
+    /// Deletes a project with its manuscript and plot, in one batch.
+    pub async fn delete_project(&self, id: &str) -> Result<()> {
+        let mut writes = vec![Write::Delete { store: PROJECTS, key: id.to_owned() }];
+        for store in [SECTIONS, PLOTS] {
+            for v in self.backend.by_index(store, "projectId", id).await? {
+                writes.push(Write::Delete { store, key: key_of(store, &v)? });
+            }
+        }
+        self.backend.write(writes).await
+    }
+
+    /// The project's chapters and sections, in order.
+    pub async fn sections(&self, project_id: &str) -> Result<Vec<ManuscriptSection>> {
+        let mut list: Vec<ManuscriptSection> = self.list(SECTIONS, "projectId", project_id).await?;
+        by_order(&mut list, |s| s.order);
+        Ok(list)
+    }
+
+    pub async fn section(&self, id: &str) -> Result<ManuscriptSection> {
+        self.require(SECTIONS, id).await
+    }
+
+    /// Adds a chapter (or a section under `parent_id`) at the end.
+    pub async fn add_section(
+        &self,
+        project_id: &str,
+        parent_id: Option<&str>,
+        title: &str,
+        content: &str,
+    ) -> Result<ManuscriptSection> {
+        self.project(project_id).await?;
+        let siblings = self.sections(project_id).await?;
+        let order =
+            siblings.iter().filter(|s| s.parent_id.as_deref() == parent_id).map(|s| s.order).fold(0.0, f64::max) + 1.0;
+        let now = platform::now_ms();
+        let section = ManuscriptSection {
+            id: platform::random_id(),
+            project_id: project_id.to_owned(),
+            parent_id: parent_id.map(str::to_owned),
+            title: title.to_owned(),
+            order,
+            content: content.to_owned(),
+            created_at: now,
+            updated_at: now,
+        };
+        self.check_tree_write(SECTIONS, "section", &section).await?;
+        self.backend.write(vec![Write::Put { store: SECTIONS, value: to_value(SECTIONS, &section)? }]).await?;
+        Ok(section)
+    }
+
+    /// Replaces a section's text (and title), keeping a revision when `origin` is given.
+    pub async fn save_section(&self, section: &ManuscriptSection, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.check_tree_write(SECTIONS, "section", section).await?;
+        self.change(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason).await
+    }
+
+    /// The person's own save of a section (an editor's title and text):
+    /// timestamped, undoable.
+    pub async fn edit_section_as_person(&self, mut section: ManuscriptSection) -> Result<()> {
+        section.updated_at = platform::now_ms();
+        self.save_section(&section, Some(Origin::User), "edit").await
+    }
+
+    /// The person's own save of a plot item (a new `id` creates one).
+    pub async fn edit_plot_item_as_person(&self, mut item: PlotItem) -> Result<()> {
+        item.updated_at = platform::now_ms();
+        self.save_plot_item(&item, Some(Origin::User), "edit").await
+    }
+
+    /// Checks a section or plot item can be written: its project exists, it
+    /// stays in its project, and its parent is in the same project without a loop.
+    async fn check_tree_write<T>(&self, store: &'static str, field: &str, record: &T) -> Result<()>
+    where
+        T: TreeRecord + DeserializeOwned,
+    {
+        self.project(record.project_id()).await.map_err(|_| StoreError::Invalid {
+            field: format!("{field}.projectId"),
+            message: format!("there is no project {:?}", record.project_id()),
+        })?;
+        if let Some(stored) = self.get::<T>(store, record.id()).await? {
+            if stored.project_id() != record.project_id() {
+                return Err(StoreError::Invalid {
+                    field: format!("{field}.projectId"),
+                    message: "a record cannot move to another project".into(),
+                });
+            }
+        }
+        let siblings: Vec<T> = self.list(store, "projectId", record.project_id()).await?;
+        check_placement(field, record, &siblings)
+    }
+
+    /// Deletes a section and the sections under it.
+    pub async fn delete_section(&self, id: &str, origin: Option<Origin>) -> Result<()> {
+        let section = self.section(id).await?;
+        let all = self.sections(&section.project_id).await?;
+        // Children first, so a crash between two deletes leaves no orphan.
+        for child in subtree(id, &all).iter().rev() {
+            self.change(SECTIONS, child, None, origin, "delete_section").await?;
+        }
+        Ok(())
+    }
+
+    /// The project's plot items, in order (parents before their children's order is up to the caller).
+    pub async fn plot(&self, project_id: &str) -> Result<Vec<PlotItem>> {
+        let mut list: Vec<PlotItem> = self.list(PLOTS, "projectId", project_id).await?;
+        by_order(&mut list, |p| p.order);
+        Ok(list)
+    }
+
+    pub async fn plot_item(&self, id: &str) -> Result<PlotItem> {
+        self.require(PLOTS, id).await
+    }
+
+    /// Writes a plot item, keeping a revision when `origin` is given. A
+    /// parent outside the project, or one that would loop, is refused.
+    pub async fn save_plot_item(&self, item: &PlotItem, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.check_tree_write(PLOTS, "plotItem", item).await?;
+        self.change(PLOTS, &item.id, Some(to_value(PLOTS, item)?), origin, reason).await
+    }
+
+    /// Deletes a plot item and everything under it.
+    pub async fn delete_plot_item(&self, id: &str, origin: Option<Origin>) -> Result<()> {
+        let item = self.plot_item(id).await?;
+        let all = self.plot(&item.project_id).await?;
+        for child in subtree(id, &all).iter().rev() {
+            self.change(PLOTS, child, None, origin, "delete_plot_item").await?;
+        }
+        Ok(())
+    }
+
+    /// A whole project as one JSON document (backup, moving browsers).
+    pub async fn export_project(&self, id: &str) -> Result<Value> {
+        let project = self
+            .backend
+            .get(PROJECTS, id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound { store: PROJECTS.into(), id: id.into() })?;
+        Ok(json!({
+            "format": "atelier-agent/project",
+            "version": 1,
+            "project": project,
+            "manuscripts": self.backend.by_index(SECTIONS, "projectId", id).await?,
+            "plots": self.backend.by_index(PLOTS, "projectId", id).await?,
+        }))
+    }
+
+    /// Restores an exported project (replacing one with the same id), in one
+    /// batch. The document is checked first, and nothing is written when any
+    /// part is refused: every record must be well-typed and belong to the
+    /// project, no id may belong to another project's record, and the parents
+    /// of sections and plot items must be in the document without loops.
+    pub async fn import_project(&self, document: &Value) -> Result<Project> {
+        let invalid = |field: &str, message: String| StoreError::Invalid { field: field.to_owned(), message };
+        if document.get("format").and_then(Value::as_str) != Some("atelier-agent/project") {
+            return Err(invalid("format", "not an atelier-agent project export".into()));
+        }
+        if document.get("version").and_then(Value::as_u64) != Some(1) {
+            return Err(invalid("version", "unsupported export version (expected 1)".into()));
+        }
+        let project: Project =
+            serde_json::from_value(document["project"].clone()).map_err(|e| invalid("project", e.to_string()))?;
+        let sections: Vec<ManuscriptSection> = self.import_records(document, "manuscripts", SECTIONS, &project).await?;
+        let plots: Vec<PlotItem> = self.import_records(document, "plots", PLOTS, &project).await?;
+        check_forest("manuscripts", &sections)?;
+        check_forest("plots", &plots)?;
+
+        let mut writes = Vec::new();
+        for store in [SECTIONS, PLOTS] {
+            for v in self.backend.by_index(store, "projectId", &project.id).await? {
+                writes.push(Write::Delete { store, key: key_of(store, &v)? });
+            }
+        }
+        writes.push(Write::Put { store: PROJECTS, value: to_value(PROJECTS, &project)? });
+        for section in &sections {
+            writes.push(Write::Put { store: SECTIONS, value: to_value(SECTIONS, section)? });
+        }
+        for item in &plots {
+            writes.push(Write::Put { store: PLOTS, value: to_value(PLOTS, item)? });
+        }
+        self.backend.write(writes).await?;
+        Ok(project)
+    }
+
+    /// The records of `field` (a list in `document`), typed and checked to
+    /// belong to `project` and to no other project.
+    async fn import_records<T>(
+        &self,
+        document: &Value,
+        field: &str,
+        store: &'static str,
+        project: &Project,
+    ) -> Result<Vec<T>>
+    where
+        T: TreeRecord + DeserializeOwned,
+    {
+        let list = match document.get(field) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(list)) => list,
+            Some(_) => return Err(StoreError::Invalid { field: field.to_owned(), message: "must be an array".into() }),
+        };
+        let mut records = Vec::with_capacity(list.len());
+        for (i, value) in list.iter().enumerate() {
+            let at = format!("{field}[{i}]");
+            let record: T = serde_json::from_value(value.clone())
+                .map_err(|e| StoreError::Invalid { field: at.clone(), message: e.to_string() })?;
+            if record.project_id() != project.id {
+                return Err(StoreError::Invalid {
+                    field: format!("{at}.projectId"),
+                    message: "the record belongs to another project".into(),
+                });
+            }
+            if let Some(stored) = self.backend.get(store, record.id()).await? {
+                if stored.get("projectId").and_then(Value::as_str) != Some(project.id.as_str()) {
+                    return Err(StoreError::Invalid {
+                        field: format!("{at}.id"),
+                        message: format!("{:?} is a record of another project", record.id()),
+                    });
+                }
+            }
+            records.push(record);
+        }
+        Ok(records)
+    }
+}
