@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use atelier_agent::agent::{Agent, AgentEnv, AgentSettings, SendOptions};
+use atelier_agent::agent::{Agent, AgentEnv, AgentSettings, Decision, RunStatus, SendOptions};
 use atelier_agent::graph::PrunePolicy;
 use atelier_agent::llm::{ChatOutcome, ScriptedModel, Step, ToolCall};
 use atelier_agent::platform::random_id;
@@ -442,7 +442,7 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     let agent = agent_on(backend.clone(), model);
     let options = SendOptions { agent_mode: true, ..SendOptions::default() };
     let paused = agent.send("session", "猫を犬に", options.clone()).await.unwrap();
-    assert_eq!(paused.status, "interrupted");
+    assert_eq!(paused.status, RunStatus::Interrupted);
     drop(agent);
     backend.close();
 
@@ -450,9 +450,9 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     let (backend, db) = open(&db_name).await;
     let agent = agent_on(backend.clone(), ScriptedModel::new([Step::Reply(ChatOutcome::text("Done."))]));
     let review = agent.pending_review("session").await.unwrap().expect("the review survived");
-    assert!(review["diff"].as_str().unwrap().contains("+\u{3000}吾輩は犬である。"));
-    let done = agent.resume("session", json!({"approved": true}), options).await.unwrap();
-    assert_eq!(done.status, "completed");
+    assert!(review.diff.as_deref().unwrap().contains("+\u{3000}吾輩は犬である。"));
+    let done = agent.resume("session", Decision::approve(), options).await.unwrap();
+    assert_eq!(done.status, RunStatus::Completed);
     assert_eq!(db.section(&s.id).await.unwrap().content, "\u{3000}吾輩は犬である。\n");
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();

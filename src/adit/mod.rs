@@ -24,12 +24,14 @@
 //! assert_eq!(applied.reports[0].level, MatchLevel::Trimmed);
 //! ```
 
+mod diff;
 mod engine;
 mod error;
 mod parser;
 mod schema;
 mod text;
 
+pub use diff::unified_diff;
 pub use engine::{apply_edits, Applied, EditReport, MatchLevel};
 pub use error::{AditError, ClosestRegion, ParseIssue, Result};
 pub use parser::parse_search_replace;

@@ -56,7 +56,7 @@ pub(super) fn revision_id() -> String {
         s.set(s.get() + 1);
         s.get()
     });
-    format!("{:015.0}-{seq:09}", platform::now_ms())
+    format!("{:015}-{seq:09}", platform::now_ms().max(0.0) as u64)
 }
 
 pub(super) fn by_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> f64) {

@@ -10,7 +10,6 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use similar::TextDiff;
 
 use super::{parse_args, Tool, ToolContext, ToolError, ToolGroup, ToolOutput};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
@@ -166,11 +165,6 @@ async fn target_text(kind: EditKind, args: &EditArgs, ctx: &ToolContext) -> Resu
     }
 }
 
-/// Unified diff with three lines of context.
-pub fn unified_diff(before: &str, after: &str, name: &str) -> String {
-    TextDiff::from_lines(before, after).unified_diff().context_radius(3).header(name, name).to_string()
-}
-
 /// Works out the call of edit tool `tool` without writing.
 pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let parsed: EditArgs = parse_args(tool, args)?;
@@ -208,7 +202,7 @@ pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -
     let name = match &target {
         EditTarget::Section { title, .. } | EditTarget::Artifact { title, .. } => title.clone(),
     };
-    let diff = unified_diff(&before, &after, &name);
+    let diff = adit::unified_diff(&before, &after, &name);
     Ok(EditPlan { target, before, after, path, edits, diff })
 }
 
