@@ -17,6 +17,7 @@ pub mod context;
 pub mod graph;
 pub mod llm;
 pub mod platform;
+pub mod snippet;
 pub mod store;
 pub mod tools;
 

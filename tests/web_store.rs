@@ -258,27 +258,26 @@ async fn assert_index_matches_records(backend: &IdbBackend, db: &Db, db_name: &s
 async fn a_bulk_write_leaves_the_index_to_the_first_read() {
     let db_name = name("bulk");
     let (backend, db) = open(&db_name).await;
-    // Through the JS fast path (the benchmark's and imports' path).
-    let records: Vec<JsValue> =
-        bulk_records(300).iter().map(|r| js_sys::JSON::parse(&r.to_string()).unwrap()).collect();
-    backend.put_js(stores::ARTIFACTS, &records).await.unwrap();
+    // Through the person's import (the benchmark's path too).
+    let records = bulk_records(300);
+    assert_eq!(db.import_artifacts(&records).await.unwrap(), 300);
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2, "both sessions are marked stale");
     assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 1, "the read indexed its session only");
     assert_index_matches_records(&backend, &db, &db_name, "bulk-1").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
     // A single write afterwards keeps the index current at once.
-    backend.put_js(stores::ARTIFACTS, &records[..1]).await.unwrap();
+    db.import_artifacts(&records[..1]).await.unwrap();
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
     assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
-    // The caller's objects are not changed.
-    assert!(Reflect::get(&records[1], &"_index".into()).unwrap().is_object());
-    // A record IndexedDB cannot store fails the whole batch, typed, and nothing of it is written.
+    // A record IndexedDB refuses (no key) fails the whole batch, typed, and nothing of it is written.
     let before = backend.count(stores::ARTIFACTS).await.unwrap();
-    let fresh = js_sys::JSON::parse(&bulk_records(1)[0].to_string().replace("b-0000", "fresh")).unwrap();
-    let unclonable = js_sys::JSON::parse(&bulk_records(1)[0].to_string().replace("b-0000", "bad")).unwrap();
-    Reflect::set(&unclonable, &"content".into(), &Function::new_no_args("return 1")).unwrap();
-    let err = backend.put_js(stores::ARTIFACTS, &[fresh, unclonable]).await.unwrap_err();
+    let mut fresh = bulk_records(1).remove(0);
+    fresh["id"] = json!("fresh");
+    let mut keyless = fresh.clone();
+    keyless.as_object_mut().unwrap().remove("id");
+    let writes = [fresh, keyless].map(|value| Write::Put { store: stores::ARTIFACTS, value });
+    let err = backend.write(writes.to_vec()).await.unwrap_err();
     assert!(matches!(err, atelier_agent::store::StoreError::Codec { .. }), "{err:?}");
     assert_eq!(backend.count(stores::ARTIFACTS).await.unwrap(), before);
 
@@ -309,7 +308,7 @@ async fn a_snippet_cut_inside_an_emoji_sequence_steps_back_to_its_start() {
     let (backend, db) = open(&db_name).await;
     let record = json!({"id": "e", "sessionId": "s", "type": "text", "title": "T", "content": content,
                         "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
-    backend.put_js(stores::ARTIFACTS, &[js_sys::JSON::parse(&record.to_string()).unwrap()]).await.unwrap();
+    db.import_artifacts(&[record]).await.unwrap();
     let entry = &backend.artifact_index("s", true).await.unwrap()[0];
     assert_eq!(entry.snippet, format!("{}{}", "😀".repeat(14), "a".repeat(285)));
     assert_eq!(entry, &ArtifactSnippet::of(&db.artifact("e").await.unwrap()), "the same cut as in Rust");
@@ -318,7 +317,7 @@ async fn a_snippet_cut_inside_an_emoji_sequence_steps_back_to_its_start() {
 }
 
 #[wasm_bindgen_test]
-async fn snippets_cut_in_js_and_in_rust_agree_with_the_grapheme_rules() {
+async fn snippet_cuts_follow_the_grapheme_rules_on_every_write_path() {
     // What sits at characters 299 | 300 (the cut), after 299 plain characters.
     let cuts = [
         "ab",
@@ -351,26 +350,28 @@ async fn snippets_cut_in_js_and_in_rust_agree_with_the_grapheme_rules() {
             let content = format!("{}{cut} and the rest", prefix.repeat(299));
             let record = json!({"id": format!("c{i:02}{prefix}"), "sessionId": "cuts", "type": "text", "title": cut,
                                 "content": content, "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
-            records.push(js_sys::JSON::parse(&record.to_string()).unwrap());
+            records.push(record);
         }
     }
-    // One by one: the single-put path, which cuts in JS when it can.
+    // One by one (each write indexes its record), then as one import large
+    // enough to leave the index to the first read.
     for record in &records {
-        backend.put_js(stores::ARTIFACTS, std::slice::from_ref(record)).await.unwrap();
+        db.import_artifacts(std::slice::from_ref(record)).await.unwrap();
     }
-    // All in one batch (plain and tricky cuts mixed): the path that falls
-    // back to Rust for every record when one cut needs the grapheme rules.
-    let batch: Vec<JsValue> = records
+    let mut batch: Vec<serde_json::Value> = records
         .iter()
         .map(|r| {
-            let copy = js_sys::Object::assign(&js_sys::Object::new(), r.unchecked_ref());
-            let id = format!("b{}", js_sys::Reflect::get(r, &"id".into()).unwrap().as_string().unwrap());
-            js_sys::Reflect::set(&copy, &"id".into(), &id.into()).unwrap();
-            js_sys::Reflect::set(&copy, &"sessionId".into(), &"cuts-batch".into()).unwrap();
-            copy.into()
+            let mut copy = r.clone();
+            copy["id"] = json!(format!("b{}", r["id"].as_str().unwrap()));
+            copy["sessionId"] = json!("cuts-batch");
+            copy
         })
         .collect();
-    backend.put_js(stores::ARTIFACTS, &batch).await.unwrap();
+    for i in 0..300 {
+        batch.push(json!({"id": format!("filler-{i}"), "sessionId": "filler", "type": "text", "title": "f",
+                          "content": "f", "isActive": true, "createdAt": 1.0, "updatedAt": 1.0}));
+    }
+    db.import_artifacts(&batch).await.unwrap();
     for session in ["cuts", "cuts-batch"] {
         let entries = backend.artifact_index(session, true).await.unwrap();
         assert_eq!(entries.len(), records.len());
@@ -391,7 +392,7 @@ async fn a_full_disk_is_typed_and_nothing_is_half_written() {
     let section = db.add_section(&project.id, None, "C", "before").await.unwrap();
     let mut changed = section.clone();
     changed.content = "after".into();
-    backend.fail_next_write_with("QuotaExceededError");
+    atelier_agent::store::idb_testing::fail_next_write_with("QuotaExceededError");
     let err = db.save_section(&changed, Some(Origin::Agent), "update_manuscript").await.unwrap_err();
     assert_eq!(err.code(), "quota_exceeded");
     assert_eq!(db.section(&section.id).await.unwrap().content, "before");

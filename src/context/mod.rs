@@ -8,6 +8,6 @@ pub mod untrusted;
 
 pub use history::{history_for_model, summarize_arguments};
 pub use snippets::{
-    artifact_index, render_index, shown_whole, snippet, snippet_entry, ArtifactIndexOptions, EntryBody, IndexEntry,
+    render_index, shown_whole, snippet, snippet_entry, ArtifactIndexOptions, EntryBody, IndexEntry,
     ARTIFACT_INDEX_HEADING,
 };

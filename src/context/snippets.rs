@@ -2,9 +2,7 @@
 //! artifact as id, title and a snippet (its whole text when short, or when
 //! agent mode is off and the model cannot fetch it).
 
-use unicode_segmentation::GraphemeCursor;
-
-use crate::store::SessionArtifact;
+pub use crate::snippet::snippet;
 
 /// Heading that marks the injected index (and lets us find it in history).
 pub const ARTIFACT_INDEX_HEADING: &str = "## Session Context (Artifacts)";
@@ -24,24 +22,6 @@ pub struct ArtifactIndexOptions {
 impl Default for ArtifactIndexOptions {
     fn default() -> ArtifactIndexOptions {
         ArtifactIndexOptions { snippet_chars: 300, full_threshold: 1000, agent_mode: true }
-    }
-}
-
-/// The first `max_chars` characters of `text`, cut on a grapheme boundary
-/// (never inside a UTF-8 sequence, an emoji sequence or a combining mark).
-pub fn snippet(text: &str, max_chars: usize) -> &str {
-    let Some((cut, _)) = text.char_indices().nth(max_chars) else {
-        return text;
-    };
-    // Only the cut point is examined: if it falls inside a grapheme, step
-    // back to that grapheme's start.
-    let mut cursor = GraphemeCursor::new(cut, text.len(), true);
-    match cursor.is_boundary(text, 0) {
-        Ok(true) => &text[..cut],
-        _ => match cursor.prev_boundary(text, 0) {
-            Ok(Some(start)) => &text[..start],
-            _ => "",
-        },
     }
 }
 
@@ -109,28 +89,29 @@ pub fn shown_whole(length: usize, options: ArtifactIndexOptions) -> bool {
     !options.agent_mode || length < options.full_threshold
 }
 
-/// The index of the active artifacts among `artifacts`, or `None` when there are none.
-pub fn artifact_index(artifacts: &[SessionArtifact], options: ArtifactIndexOptions) -> Option<String> {
-    let entries: Vec<IndexEntry<'_>> = artifacts
-        .iter()
-        .filter(|a| a.is_active)
-        .map(|a| IndexEntry {
-            id: &a.id,
-            title: &a.title,
-            body: if shown_whole(a.content.encode_utf16().count(), options) {
-                EntryBody::Whole(&a.content)
-            } else {
-                EntryBody::Snippet(snippet(&a.content, options.snippet_chars))
-            },
-        })
-        .collect();
-    render_index(&entries, options.agent_mode)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ArtifactType, Lifecycle};
+    use crate::store::{ArtifactType, Lifecycle, SessionArtifact};
+
+    /// The index of the active artifacts among `artifacts`, as the agent
+    /// builds it from their index entries.
+    fn artifact_index(artifacts: &[SessionArtifact], options: ArtifactIndexOptions) -> Option<String> {
+        let entries: Vec<IndexEntry<'_>> = artifacts
+            .iter()
+            .filter(|a| a.is_active)
+            .map(|a| IndexEntry {
+                id: &a.id,
+                title: &a.title,
+                body: if shown_whole(a.content.encode_utf16().count(), options) {
+                    EntryBody::Whole(&a.content)
+                } else {
+                    EntryBody::Snippet(snippet(&a.content, options.snippet_chars))
+                },
+            })
+            .collect();
+        render_index(&entries, options.agent_mode)
+    }
 
     fn art(id: &str, content: &str, active: bool) -> SessionArtifact {
         SessionArtifact {
@@ -144,22 +125,6 @@ mod tests {
             updated_at: 0.0,
             lifecycle: Lifecycle::Overwritable,
         }
-    }
-
-    #[test]
-    fn snippets_cut_on_grapheme_boundaries() {
-        assert_eq!(snippet("吾輩は猫である", 3), "吾輩は");
-        // A family emoji is one grapheme of 7 chars: it is not split.
-        let family = "ab👨‍👩‍👧‍👦cd";
-        assert_eq!(snippet(family, 4), "ab");
-        assert_eq!(snippet(family, 9), "ab👨‍👩‍👧‍👦");
-        // e + combining acute stays together.
-        assert_eq!(snippet("cafe\u{301}s", 4), "caf");
-        assert_eq!(snippet("cafe\u{301}s", 5), "cafe\u{301}");
-        // Flags are pairs of regional indicators.
-        assert_eq!(snippet("🇯🇵🇫🇷", 3), "🇯🇵");
-        assert_eq!(snippet("", 3), "");
-        assert_eq!(snippet("short", 300), "short");
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub use backend::{key_of, Backend, MemoryBackend, Write};
 pub use checkpoints::StoreCheckpointer;
 pub use db::{Db, Origin};
 pub use error::{Result, StoreError};
+#[cfg(all(target_arch = "wasm32", target_os = "unknown", feature = "test-hooks"))]
+pub use idb::testing as idb_testing;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use idb::IdbBackend;
 pub use model::*;

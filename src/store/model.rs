@@ -238,7 +238,7 @@ impl ArtifactSnippet {
             session_id: artifact.session_id.clone(),
             active: u8::from(artifact.is_active),
             title: artifact.title.clone(),
-            snippet: crate::context::snippet(&artifact.content, SNIPPET_CHARS).to_owned(),
+            snippet: crate::snippet::snippet(&artifact.content, SNIPPET_CHARS).to_owned(),
             length: artifact.content.encode_utf16().count(),
             created_at: artifact.created_at,
         }
@@ -253,6 +253,6 @@ impl ArtifactSnippet {
         if record.get("isActive") != Some(&Value::Bool(true)) {
             return serde_json::json!({ "active": 0, "length": length });
         }
-        serde_json::json!({ "active": 1, "snippet": crate::context::snippet(content, SNIPPET_CHARS), "length": length })
+        serde_json::json!({ "active": 1, "snippet": crate::snippet::snippet(content, SNIPPET_CHARS), "length": length })
     }
 }

@@ -18,12 +18,11 @@ pub struct StoreSpec {
 /// Data a version derives from what earlier versions stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Migration {
-    /// Fill `artifactSnippets` from the existing `sessionArtifacts` (including
-    /// records a Dexie app wrote).
-    SnippetsFromArtifacts,
-    /// Add the index fields (`_index`) to every existing `sessionArtifacts`
-    /// record, so each appears in the `bySessionActive` index.
-    IndexArtifacts,
+    /// Mark every session with `sessionArtifacts` records (including records
+    /// a Dexie app wrote) as stale in `artifactIndexStale`: the first read of
+    /// a session's index adds the index fields (`_index`) to its records, so
+    /// each appears in the `bySessionActive` index.
+    MarkIndexStale,
 }
 
 impl Migration {
@@ -31,8 +30,7 @@ impl Migration {
     /// upgrade removes that store).
     pub fn target(self) -> &'static str {
         match self {
-            Migration::SnippetsFromArtifacts => SNIPPETS,
-            Migration::IndexArtifacts => ARTIFACTS,
+            Migration::MarkIndexStale => INDEX_STALE,
         }
     }
 }
@@ -84,7 +82,9 @@ pub const VERSIONS: &[Version] = &[
             indexes: &[("bySessionActive", &["sessionId", "active"])],
         }],
         indexes: &[],
-        migrations: &[Migration::SnippetsFromArtifacts],
+        // Its snippet store was the v3 index; v4 replaced it by index keys
+        // on the artifact records and removes it.
+        migrations: &[],
         removes: &[],
     },
     // 4: the index entries move into the artifact store's own compound index
@@ -95,7 +95,7 @@ pub const VERSIONS: &[Version] = &[
         number: 4,
         stores: &[StoreSpec { name: INDEX_STALE, key_path: "sessionId", indexes: &[] }],
         indexes: &[(ARTIFACTS, "bySessionActive", ARTIFACT_INDEX_PATH)],
-        migrations: &[Migration::IndexArtifacts],
+        migrations: &[Migration::MarkIndexStale],
         removes: &[SNIPPETS],
     },
     // 5: sessions and their transcripts (what the conversation showed), so

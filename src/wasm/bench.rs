@@ -51,10 +51,13 @@ fn error(e: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
 }
 
-/// The "store" workload on our IndexedDB backend (a database of its own).
+/// The "store" workload through the agent's own write path: `Db` over the
+/// IndexedDB backend, records converted and validated as `importArtifacts`
+/// does (a database of its own).
 #[wasm_bindgen]
 pub struct StoreBench {
-    backend: crate::store::IdbBackend,
+    backend: std::rc::Rc<crate::store::IdbBackend>,
+    db: crate::store::Db,
 }
 
 #[wasm_bindgen]
@@ -62,27 +65,31 @@ impl StoreBench {
     /// Deletes `name` if it exists and opens it fresh at the current schema.
     pub async fn open(name: String) -> Result<StoreBench, JsValue> {
         let _ = crate::store::IdbBackend::delete(&name).await;
-        let backend = crate::store::IdbBackend::open(&name).await.map_err(error)?;
-        Ok(StoreBench { backend })
+        let backend = std::rc::Rc::new(crate::store::IdbBackend::open(&name).await.map_err(error)?);
+        let db = crate::store::Db::new(backend.clone());
+        Ok(StoreBench { backend, db })
     }
 
-    /// Puts every record in one transaction (artifacts of a batch this size
-    /// leave their index to the session's first read).
+    /// Imports the records in one transaction, as `Agent.importArtifacts`
+    /// does (a batch this size leaves its index to the session's first read).
     #[wasm_bindgen(js_name = bulkPut)]
-    pub fn bulk_put(&self, records: js_sys::Array) -> Result<js_sys::Promise, JsValue> {
-        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &records).map_err(error)
+    pub async fn bulk_put(&self, records: JsValue) -> Result<u32, JsValue> {
+        let records: Vec<serde_json::Value> = super::convert::from_js("an array of artifacts", records)?;
+        Ok(self.db.import_artifacts(&records).await.map_err(error)? as u32)
     }
 
-    /// Puts one record (with its index fields) in its own transaction.
-    pub fn put(&self, record: JsValue) -> Result<js_sys::Promise, JsValue> {
-        self.backend.issue_put_js(crate::store::stores::ARTIFACTS, &record).map_err(error)
+    /// Writes one record (with its index fields) in its own transaction.
+    pub async fn put(&self, record: JsValue) -> Result<u32, JsValue> {
+        let record: serde_json::Value = super::convert::from_js("an artifact", record)?;
+        Ok(self.db.import_artifacts(std::slice::from_ref(&record)).await.map_err(error)? as u32)
     }
 
-    /// The snippet index of the session's active artifacts.
+    /// The snippet index of the session's active artifacts, from the index
+    /// entries the agent reads before a model call (in id order, as the
+    /// workload asks; the agent then sorts them newest first).
     #[wasm_bindgen(js_name = snippetIndex)]
     pub async fn snippet_index(&self, session: String, chars: u32) -> Result<String, JsValue> {
-        use crate::store::Backend;
-        let entries = self.backend.artifact_index(&session, true).await.map_err(error)?;
+        let entries = self.db.backend().artifact_index(&session, true).await.map_err(error)?;
         let mut out = String::with_capacity(entries.len() * (chars as usize + 80));
         for entry in &entries {
             if !out.is_empty() {

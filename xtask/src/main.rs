@@ -76,13 +76,16 @@ fn test() -> Result {
     let proxy = services::proxy(&root, fake.port, &[("ATELIER_ALLOWED_ORIGINS", "*".into())])?;
     let mut wasm_test = Cmd::new("wasm-pack").args(["test", "--headless", "--chrome"]);
     wasm_test = wasm_test.arg("--chromedriver").arg(&tools.chromedriver);
-    wasm_test = wasm_test.arg("--").args(browser_test_targets(&root)?);
+    wasm_test = wasm_test.arg("--").args(["--features", "test-hooks"]).args(browser_test_targets(&root)?);
+    let runner_port = services::free_port()?;
+    let poke = services::RunnerPoke::start(runner_port);
     run(wasm_test
         .dir(&root)
+        .env("WASM_BINDGEN_TEST_ADDRESS", format!("127.0.0.1:{runner_port}"))
         .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
         .env("ATELIER_TEST_PROXY", format!("http://127.0.0.1:{}/api", proxy.port))
         .env("ATELIER_TEST_FAKE", format!("http://127.0.0.1:{}", fake.port)))?;
-    drop((proxy, fake));
+    drop((poke, proxy, fake));
 
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
@@ -91,8 +94,13 @@ fn test() -> Result {
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
     // The package's own JS modules (JSDoc-typed).
     let mut check_js = Cmd::new(&tsc).args(["--noEmit", "--allowJs", "--checkJs", "--strict", "--target", "es2022"]);
-    for entry in std::fs::read_dir(root.join("src/wasm/js")).map_err(|e| e.to_string())? {
-        check_js = check_js.arg(entry.map_err(|e| e.to_string())?.path());
+    for dir in ["src/wasm/js", "src/store/idb"] {
+        for entry in std::fs::read_dir(root.join(dir)).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.extension().is_some_and(|e| e == "js") {
+                check_js = check_js.arg(path);
+            }
+        }
     }
     run(check_js.dir(&root))?;
 

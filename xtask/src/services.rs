@@ -23,7 +23,7 @@ impl Drop for Service {
     }
 }
 
-fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
@@ -71,4 +71,42 @@ pub fn proxy(root: &Path, upstream_port: u16, env: &[(&str, String)]) -> Result<
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(service)
+}
+
+/// Keeps the browser-test runner's HTTP server answering while the tests
+/// load. That server (tiny_http, inside wasm-bindgen-test-runner) can leave
+/// a request of the page queued with no thread to take it until another
+/// connection arrives; the page then never finishes loading and chromedriver
+/// gives up after 300 s. Observed on a quiet 2-core machine with either
+/// version of the storage tests; a connection every second ends the stall.
+/// The pokes ask for a path that does not exist (404, nothing runs).
+pub struct RunnerPoke {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RunnerPoke {
+    pub fn start(port: u16) -> RunnerPoke {
+        use std::io::Write;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+                    let _ = stream.write_all(b"GET /__xtask_poke HTTP/1.0\r\n\r\n");
+                }
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+        });
+        RunnerPoke { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for RunnerPoke {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

@@ -1,0 +1,216 @@
+//! IndexedDB backend (browser only), on web-sys and a small JS module
+//! (`idb.js`, JSDoc-typed and checked with `tsc --checkJs`): one transaction
+//! per atomic batch, every request of a batch issued at once and the batch
+//! awaited on the transaction's `complete` (rolled back on `abort`).
+//!
+//! By job: `mod.rs` the connection, reads and error mapping; `upgrade.rs`
+//! the schema versions; `write.rs` the batch writer (the only write path:
+//! the agent's typed writes, imports and the benchmark all go through
+//! `Backend::write`); `index.rs` the artifact index read from index keys.
+//!
+//! Why not rexie (see docs/ARCHITECTURE.md, "Why the IndexedDB adapter is
+//! hand-written"): a `Rexie` can only be made by its builder, whose upgrade
+//! deletes every object store it was not told about (a Dexie app's tables
+//! in the same database) and panics on a failed step; it runs no data
+//! migrations, gives no handle on the connection's `versionchange`, reads
+//! no index keys, and wraps DOMExceptions so that `QuotaExceededError`
+//! cannot be told apart.
+
+mod index;
+mod upgrade;
+mod write;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use js_sys::{Array, Promise};
+use serde_json::Value;
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbIndex, IdbRequest, IdbTransaction, IdbTransactionMode};
+
+#[cfg(feature = "test-hooks")]
+pub use write::testing;
+
+use super::backend::{Backend, Write};
+use super::error::{Result, StoreError};
+use super::model::stores::ARTIFACTS;
+use super::model::{ArtifactSnippet, INDEX_FIELD};
+use super::schema;
+
+#[wasm_bindgen(module = "/src/store/idb/idb.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = requestPromise)]
+    fn request_promise(request: &IdbRequest) -> Promise;
+    #[wasm_bindgen(js_name = transactionPromise)]
+    fn transaction_promise(tx: &IdbTransaction) -> Promise;
+    #[wasm_bindgen(js_name = indexKeys)]
+    fn index_keys(index: &IdbIndex, lower: &JsValue, upper: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = markSessionsStale)]
+    fn mark_sessions_stale(tx: &IdbTransaction, store: &str, stale: &str);
+    #[wasm_bindgen(js_name = openDatabase)]
+    fn open_database(name: &str, version: u32, upgrade: &js_sys::Function) -> Promise;
+    #[wasm_bindgen(js_name = closeForUpgrades)]
+    fn close_for_upgrades(db: &IdbDatabase, on_closed: &js_sys::Function);
+    #[wasm_bindgen(js_name = deleteDatabase)]
+    fn delete_database(name: &str) -> Promise;
+}
+
+/// The IndexedDB database of atelier-agent.
+pub struct IdbBackend {
+    db: IdbDatabase,
+    /// Set when another tab's upgrade made this connection close: every
+    /// later call is `reload_required` instead of a DOMException.
+    closed_for_upgrade: Rc<Cell<bool>>,
+}
+
+/// Maps a DOMException (or any JS error) to a typed storage error.
+pub(crate) fn store_error(e: &JsValue) -> StoreError {
+    let (name, message) = if let Some(ex) = e.dyn_ref::<web_sys::DomException>() {
+        (ex.name(), ex.message())
+    } else if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        (String::from(err.name()), String::from(err.message()))
+    } else {
+        (String::new(), e.as_string().unwrap_or_else(|| "unknown storage failure".into()))
+    };
+    match name.as_str() {
+        "QuotaExceededError" => StoreError::QuotaExceeded(message),
+        "DataCloneError" | "DataError" => StoreError::Codec { store: String::new(), detail: message },
+        _ if name.is_empty() => StoreError::Backend(message),
+        _ => StoreError::Backend(format!("{name}: {message}")),
+    }
+}
+
+impl From<JsValue> for StoreError {
+    fn from(e: JsValue) -> StoreError {
+        store_error(&e)
+    }
+}
+
+/// Awaits a JS promise, its rejection mapped to a storage error.
+async fn settle(promise: Promise) -> Result<JsValue> {
+    JsFuture::from(promise).await.map_err(|e| store_error(&e))
+}
+
+/// JSON values as JS values (one `JSON.parse`: faster than building the
+/// object field by field from WASM, and no second serializer in the binary).
+fn to_js(value: &impl serde::Serialize) -> Result<JsValue> {
+    let text =
+        serde_json::to_string(value).map_err(|e| StoreError::Codec { store: String::new(), detail: e.to_string() })?;
+    js_sys::JSON::parse(&text).map_err(|e| store_error(&e))
+}
+
+/// JS values (a record, or an array of records) as JSON.
+fn from_js<T: serde::de::DeserializeOwned>(store: &str, value: &JsValue) -> Result<T> {
+    let text: String = js_sys::JSON::stringify(value).map_err(|e| store_error(&e))?.into();
+    serde_json::from_str(&text).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
+}
+
+/// A stored record as the rest of the code sees it (artifacts without their
+/// storage-only index field).
+fn record(store: &str, mut value: Value) -> Value {
+    if store == ARTIFACTS {
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove(INDEX_FIELD);
+        }
+    }
+    value
+}
+
+impl IdbBackend {
+    /// Opens (creating or upgrading) the database `name` at the current schema version.
+    pub async fn open(name: &str) -> Result<IdbBackend> {
+        IdbBackend::open_at(name, schema::current_version()).await
+    }
+
+    /// Opens `name` at schema `version` (tests open older versions to check upgrades).
+    pub async fn open_at(name: &str, version: u32) -> Result<IdbBackend> {
+        let db: IdbDatabase = upgrade::open(name, version).await?;
+        // Another tab upgrading the schema: close so it is not blocked, and
+        // say so on every later call.
+        let closed_for_upgrade = Rc::new(Cell::new(false));
+        let flag = closed_for_upgrade.clone();
+        let on_closed = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || flag.set(true));
+        close_for_upgrades(&db, on_closed.as_ref().unchecked_ref());
+        on_closed.forget();
+        Ok(IdbBackend { db, closed_for_upgrade })
+    }
+
+    /// Deletes the database `name` (tests and "forget everything").
+    pub async fn delete(name: &str) -> Result<()> {
+        settle(delete_database(name)).await.map(|_| ())
+    }
+
+    /// Closes the connection.
+    pub fn close(&self) {
+        self.db.close();
+    }
+
+    /// The object stores that exist (to check upgrades).
+    pub fn store_names(&self) -> Vec<String> {
+        let names = self.db.object_store_names();
+        (0..names.length()).filter_map(|i| names.item(i)).collect()
+    }
+
+    fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
+        if self.closed_for_upgrade.get() {
+            return Err(StoreError::ReloadRequired);
+        }
+        let tx = match stores {
+            [one] => self.db.transaction_with_str_and_mode(one, mode),
+            _ => {
+                let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+                self.db.transaction_with_str_sequence_and_mode(&names, mode)
+            }
+        };
+        tx.map_err(|e| store_error(&e))
+    }
+
+    /// One read request on `store` in a transaction of its own.
+    async fn read(
+        &self,
+        store: &str,
+        request: impl FnOnce(web_sys::IdbObjectStore) -> std::result::Result<IdbRequest, JsValue>,
+    ) -> Result<JsValue> {
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let request = tx.object_store(store).and_then(request).map_err(|e| store_error(&e))?;
+        settle(request_promise(&request)).await
+    }
+
+    /// Counts a store's records.
+    pub async fn count(&self, store: &str) -> Result<u32> {
+        Ok(self.read(store, |s| s.count()).await?.as_f64().unwrap_or(0.0) as u32)
+    }
+}
+
+#[async_trait(?Send)]
+impl Backend for IdbBackend {
+    async fn get(&self, store: &str, key: &str) -> Result<Option<Value>> {
+        let value = self.read(store, |s| s.get(&JsValue::from_str(key))).await?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        Ok(Some(record(store, from_js(store, &value)?)))
+    }
+
+    async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
+        let key = to_js(key)?;
+        let all = self.read(store, |s| s.index(index)?.get_all_with_key(&key)).await?;
+        Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+    }
+
+    async fn all(&self, store: &str) -> Result<Vec<Value>> {
+        let all = self.read(store, |s| s.get_all()).await?;
+        Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+    }
+
+    async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
+        index::artifact_index(self, session_id, active_only).await
+    }
+
+    async fn write(&self, writes: Vec<Write>) -> Result<()> {
+        write::write(self, writes).await
+    }
+}

@@ -1,0 +1,132 @@
+//! The one write path: an atomic batch of puts and deletes in one
+//! transaction, every request issued at once, then committed. Artifact
+//! records get their index fields here (see `ArtifactSnippet::index_field`),
+//! or, in a large batch, none: their sessions are marked stale instead and
+//! the first read of a session's index adds them.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use wasm_bindgen::JsValue;
+use web_sys::IdbTransactionMode;
+
+use super::{settle, store_error, to_js, transaction_promise, IdbBackend};
+use crate::store::backend::Write;
+use crate::store::error::Result;
+use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
+use crate::store::model::{ArtifactSnippet, INDEX_FIELD};
+
+/// Batches with at least this many artifact puts write the records without
+/// their index fields and mark the sessions stale instead: the session's
+/// first index read adds them (see `index.rs`). A bulk import then costs
+/// what the raw records cost, and an agent's single writes keep the index
+/// current as they go.
+pub const LAZY_INDEX_BATCH: usize = 256;
+
+/// Failure injection for the browser tests (feature `test-hooks`, never in
+/// the package): the next batch fails after its first request with a
+/// DOMException of the given name, and is rolled back.
+#[cfg(feature = "test-hooks")]
+pub mod testing {
+    use std::cell::RefCell;
+
+    thread_local! {
+        pub(super) static FAIL_NEXT: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    /// Makes the next batch fail with a DOMException named `name`.
+    pub fn fail_next_write_with(name: &str) {
+        FAIL_NEXT.with(|f| *f.borrow_mut() = Some(name.to_owned()));
+    }
+}
+
+fn injected_failure() -> Option<JsValue> {
+    #[cfg(feature = "test-hooks")]
+    if let Some(name) = testing::FAIL_NEXT.with(|f| f.borrow_mut().take()) {
+        return web_sys::DomException::new_with_message_and_name("simulated failure", &name).ok().map(Into::into);
+    }
+    None
+}
+
+/// Applies every write of the batch or none.
+pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let lazy = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count() >= LAZY_INDEX_BATCH;
+    let mut stores: Vec<&str> = writes
+        .iter()
+        .map(|w| match w {
+            Write::Put { store, .. } | Write::Delete { store, .. } => *store,
+        })
+        .collect();
+    let mut stale_sessions = BTreeSet::new();
+    // Every record is converted before anything is issued: a record that
+    // cannot be converted fails the batch before it starts. All the puts'
+    // values cross in one JSON array.
+    let mut values: Vec<Value> = Vec::new();
+    let mut requests: Vec<(&str, Option<usize>, &str)> = Vec::with_capacity(writes.len());
+    for write in &writes {
+        match write {
+            Write::Put { store, value } => {
+                let mut value = value.clone();
+                if *store == ARTIFACTS && value.is_object() {
+                    if lazy {
+                        if let Some(session) = value.get("sessionId").and_then(Value::as_str) {
+                            stale_sessions.insert(session.to_owned());
+                        }
+                        value.as_object_mut().map(|r| r.remove(INDEX_FIELD));
+                    } else {
+                        value[INDEX_FIELD] = ArtifactSnippet::index_field(&value);
+                    }
+                }
+                requests.push((store, Some(values.len()), ""));
+                values.push(value);
+            }
+            Write::Delete { store, key } => requests.push((store, None, key)),
+        }
+    }
+    for session in &stale_sessions {
+        requests.push((INDEX_STALE, Some(values.len()), ""));
+        values.push(serde_json::json!({ "sessionId": session }));
+    }
+    if lazy {
+        stores.push(INDEX_STALE);
+    }
+    stores.sort_unstable();
+    stores.dedup();
+    let records = js_sys::Array::from(&to_js(&values)?);
+
+    let tx = backend.transaction(&stores, IdbTransactionMode::Readwrite)?;
+    let done = transaction_promise(&tx);
+    let mut failure = None;
+    for (i, (store, put, key)) in requests.iter().enumerate() {
+        let issued = tx.object_store(store).and_then(|s| match put {
+            Some(at) => s.put(&records.get(*at as u32)),
+            None => s.delete(&JsValue::from_str(key)),
+        });
+        failure = match issued {
+            Err(e) => Some(e),
+            Ok(_) if i == 0 => injected_failure(),
+            Ok(_) => None,
+        };
+        if failure.is_some() {
+            break;
+        }
+    }
+    if let Some(e) = failure {
+        let _ = tx.abort();
+        let _ = settle(done).await;
+        return Err(store_error(&e));
+    }
+    commit(&tx);
+    settle(done).await.map(|_| ())
+}
+
+/// Asks the transaction to commit now rather than when the event loop is
+/// idle (web-sys marks `commit` deprecated; browsers without it simply
+/// auto-commit, so a failure here is ignored).
+#[allow(deprecated)]
+pub(super) fn commit(tx: &web_sys::IdbTransaction) {
+    let _ = tx.commit();
+}
