@@ -151,14 +151,17 @@ fn demo() -> Result {
 }
 
 fn bench(only: Option<&str>) -> Result {
-    if !matches!(only, None | Some("browser" | "adit" | "proxy")) {
-        return Err("usage: cargo xtask bench [browser|adit|proxy]".into());
+    if !matches!(only, None | Some("browser" | "cold" | "adit" | "proxy")) {
+        return Err("usage: cargo xtask bench [browser|cold|adit|proxy]".into());
     }
     let wanted = |group: &str| only.is_none() || only == Some(group);
     tools::ensure_all()?;
     let root = root();
     if wanted("browser") {
         browser_bench(&root)?;
+    }
+    if wanted("cold") {
+        cold_start_bench(&root)?;
     }
     if wanted("adit") {
         section("Adit benchmarks (criterion)");
@@ -169,6 +172,46 @@ fn bench(only: Option<&str>) -> Result {
         run(Cmd::new("cargo").args(["bench", "-p", "atelier-proxy", "--bench", "passthrough"]).dir(&root))?;
     }
     Ok(())
+}
+
+/// The shared harness copied to target/shared-bench (shared/ may be
+/// read-only), with its npm packages.
+fn harness_copy(root: &Path) -> Result<std::path::PathBuf> {
+    let shared = root.join("../shared/bench");
+    let harness = root.join("target/shared-bench");
+    if !harness.join("package.json").exists() {
+        copy_dir(&shared, &harness)?;
+    }
+    tools::npm_ci(&harness)?;
+    Ok(harness)
+}
+
+/// Cold start of the npm package (`pkg/web`, as `cargo xtask build` makes
+/// it) in fresh Chromium pages, beside importing LangGraph.js's bundle.
+fn cold_start_bench(root: &Path) -> Result {
+    section("cold start: fresh pages to init() and Agent.open(), and LangGraph.js's import");
+    tools::npm_ci(&root.join("www"))?;
+    let outs = package::build_matrix(root, package::What::Package)?;
+    let pkg = outs.first().ok_or("wasm-pack.toml has no package build")?;
+    let harness = harness_copy(root)?;
+    let results = root.join("target/bench-cold.jsonl");
+    let out = std::fs::File::create(&results).map_err(|e| e.to_string())?;
+    let status = std::process::Command::new("node")
+        .arg(root.join("benches/browser/cold-start.mjs"))
+        .arg(pkg)
+        .arg(&harness)
+        .arg("10")
+        .current_dir(root)
+        .stdout(out)
+        .status()
+        .map_err(|e| e.to_string())?;
+    eprintln!("results: {}", results.display());
+    eprint!("{}", std::fs::read_to_string(&results).unwrap_or_default());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the cold-start benchmark failed ({status})"))
+    }
 }
 
 /// The shared browser harness (LangGraph.js, Dexie, raw IndexedDB) with our
@@ -183,13 +226,7 @@ fn browser_bench(root: &Path) -> Result {
     copy_dir(pkg, &extra)?;
     std::fs::copy(root.join("benches/browser/atelier-bench.mjs"), extra.join("atelier-bench.mjs"))
         .map_err(|e| e.to_string())?;
-    // shared/ may be read-only: run the harness from a copy.
-    let shared = root.join("../shared/bench");
-    let harness = root.join("target/shared-bench");
-    if !harness.join("package.json").exists() {
-        copy_dir(&shared, &harness)?;
-    }
-    tools::npm_ci(&harness)?;
+    let harness = harness_copy(root)?;
     let results = root.join("target/bench-results.jsonl");
     let out = std::fs::File::create(&results).map_err(|e| e.to_string())?;
     let status = std::process::Command::new("node")
