@@ -260,14 +260,14 @@ async fn a_bulk_write_leaves_the_index_to_the_first_read() {
     let (backend, db) = open(&db_name).await;
     // Through the person's import (the benchmark's path too).
     let records = bulk_records(300);
-    assert_eq!(db.import_artifacts(&records).await.unwrap(), 300);
+    assert_eq!(db.import_artifacts(records.clone()).await.unwrap(), 300);
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 2, "both sessions are marked stale");
     assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 1, "the read indexed its session only");
     assert_index_matches_records(&backend, &db, &db_name, "bulk-1").await;
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
     // A single write afterwards keeps the index current at once.
-    db.import_artifacts(&records[..1]).await.unwrap();
+    db.import_artifacts(records[..1].to_vec()).await.unwrap();
     assert_eq!(backend.count(stores::INDEX_STALE).await.unwrap(), 0);
     assert_index_matches_records(&backend, &db, &db_name, "bulk-0").await;
     // A record IndexedDB refuses (no key) fails the whole batch, typed, and nothing of it is written.
@@ -308,7 +308,7 @@ async fn a_snippet_cut_inside_an_emoji_sequence_steps_back_to_its_start() {
     let (backend, db) = open(&db_name).await;
     let record = json!({"id": "e", "sessionId": "s", "type": "text", "title": "T", "content": content,
                         "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
-    db.import_artifacts(&[record]).await.unwrap();
+    db.import_artifacts(vec![record]).await.unwrap();
     let entry = &backend.artifact_index("s", true).await.unwrap()[0];
     assert_eq!(entry.snippet, format!("{}{}", "😀".repeat(14), "a".repeat(285)));
     assert_eq!(entry, &ArtifactSnippet::of(&db.artifact("e").await.unwrap()), "the same cut as in Rust");
@@ -356,7 +356,7 @@ async fn snippet_cuts_follow_the_grapheme_rules_on_every_write_path() {
     // One by one (each write indexes its record), then as one import large
     // enough to leave the index to the first read.
     for record in &records {
-        db.import_artifacts(std::slice::from_ref(record)).await.unwrap();
+        db.import_artifacts(vec![record.clone()]).await.unwrap();
     }
     let mut batch: Vec<serde_json::Value> = records
         .iter()
@@ -371,7 +371,7 @@ async fn snippet_cuts_follow_the_grapheme_rules_on_every_write_path() {
         batch.push(json!({"id": format!("filler-{i}"), "sessionId": "filler", "type": "text", "title": "f",
                           "content": "f", "isActive": true, "createdAt": 1.0, "updatedAt": 1.0}));
     }
-    db.import_artifacts(&batch).await.unwrap();
+    db.import_artifacts(batch).await.unwrap();
     for session in ["cuts", "cuts-batch"] {
         let entries = backend.artifact_index(session, true).await.unwrap();
         assert_eq!(entries.len(), records.len());

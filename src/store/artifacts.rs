@@ -138,12 +138,13 @@ impl Db {
     /// in one batch. Every record is checked first: one that is not an
     /// artifact refuses the whole import and nothing is written. A large
     /// import leaves each session's index to its first read.
-    pub async fn import_artifacts(&self, records: &[Value]) -> Result<usize> {
+    pub async fn import_artifacts(&self, records: Vec<Value>) -> Result<usize> {
         let mut writes = Vec::with_capacity(records.len());
-        for (i, record) in records.iter().enumerate() {
-            let artifact: SessionArtifact = serde_json::from_value(record.clone()).map_err(|e| {
-                let id = record.get("id").and_then(Value::as_str).unwrap_or("?");
-                StoreError::Invalid { field: format!("artifacts[{i}]"), message: format!("(id {id}) {e}") }
+        for (i, record) in records.into_iter().enumerate() {
+            let id = record.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
+            let artifact: SessionArtifact = serde_json::from_value(record).map_err(|e| StoreError::Invalid {
+                field: format!("artifacts[{i}]"),
+                message: format!("(id {id}) {e}"),
             })?;
             writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
         }

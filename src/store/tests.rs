@@ -190,18 +190,18 @@ fn artifacts_import_whole_or_not_at_all() {
     let backup: Vec<serde_json::Value> =
         block_on(db.artifacts("s")).unwrap().iter().map(|a| serde_json::to_value(a).unwrap()).collect();
     let other = self::db();
-    assert_eq!(block_on(other.import_artifacts(&backup)).unwrap(), 1);
+    assert_eq!(block_on(other.import_artifacts(backup.clone())).unwrap(), 1);
     assert_eq!(block_on(other.artifact(&a.id)).unwrap(), a);
     // A Dexie app's row (no lifecycle) is accepted; a record missing its content refuses the batch.
     let dexie_row = json!({"id": "d", "sessionId": "s", "type": "web_search", "title": "Search: x", "content": "y",
                            "isActive": true, "createdAt": 1.0, "updatedAt": 1.0});
     let broken = json!({"id": "b", "sessionId": "s", "type": "text", "title": "T", "isActive": true,
                         "createdAt": 1.0, "updatedAt": 1.0});
-    let err = block_on(other.import_artifacts(&[dexie_row.clone(), broken])).unwrap_err();
+    let err = block_on(other.import_artifacts(vec![dexie_row.clone(), broken])).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
     assert!(err.to_string().contains("artifacts[1]: (id b)") && err.to_string().contains("content"), "{err}");
     assert!(block_on(other.artifact("d")).is_err(), "nothing of a refused import is written");
-    assert_eq!(block_on(other.import_artifacts(&[dexie_row])).unwrap(), 1);
+    assert_eq!(block_on(other.import_artifacts(vec![dexie_row])).unwrap(), 1);
     assert_eq!(block_on(other.artifact("d")).unwrap().lifecycle, Lifecycle::Overwritable);
 }
 

@@ -75,13 +75,13 @@ impl StoreBench {
     #[wasm_bindgen(js_name = bulkPut)]
     pub async fn bulk_put(&self, records: JsValue) -> Result<u32, JsValue> {
         let records: Vec<serde_json::Value> = super::convert::from_js("an array of artifacts", records)?;
-        Ok(self.db.import_artifacts(&records).await.map_err(error)? as u32)
+        Ok(self.db.import_artifacts(records).await.map_err(error)? as u32)
     }
 
     /// Writes one record (with its index fields) in its own transaction.
     pub async fn put(&self, record: JsValue) -> Result<u32, JsValue> {
         let record: serde_json::Value = super::convert::from_js("an artifact", record)?;
-        Ok(self.db.import_artifacts(std::slice::from_ref(&record)).await.map_err(error)? as u32)
+        Ok(self.db.import_artifacts(vec![record]).await.map_err(error)? as u32)
     }
 
     /// The snippet index of the session's active artifacts, from the index

@@ -61,6 +61,9 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
     let matrix = read_matrix(root)?;
     let mut outs = Vec::new();
     for entry in matrix.build.iter().filter(|e| e.what == what) {
+        // wasm-pack leaves files an earlier build wrote (a JS snippet that
+        // is gone, for one): start from an empty directory so none ships.
+        let _ = std::fs::remove_dir_all(root.join(&entry.out_dir));
         let mut cmd = Cmd::new("wasm-pack").args(["build", "--no-opt", "--target", &entry.target]);
         cmd = cmd.args(["--out-dir", &entry.out_dir, "--out-name", &matrix.package.out_name]);
         cmd = cmd.arg(if entry.release { "--release" } else { "--dev" });

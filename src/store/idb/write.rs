@@ -63,14 +63,13 @@ pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()
     let mut stale_sessions = BTreeSet::new();
     // Every record is converted before anything is issued: a record that
     // cannot be converted fails the batch before it starts. All the puts'
-    // values cross in one JSON array.
+    // values cross in one JSON array (moved, not copied).
     let mut values: Vec<Value> = Vec::new();
-    let mut requests: Vec<(&str, Option<usize>, &str)> = Vec::with_capacity(writes.len());
-    for write in &writes {
+    let mut requests: Vec<(&str, std::result::Result<usize, String>)> = Vec::with_capacity(writes.len());
+    for write in writes {
         match write {
-            Write::Put { store, value } => {
-                let mut value = value.clone();
-                if *store == ARTIFACTS && value.is_object() {
+            Write::Put { store, mut value } => {
+                if store == ARTIFACTS && value.is_object() {
                     if lazy {
                         if let Some(session) = value.get("sessionId").and_then(Value::as_str) {
                             stale_sessions.insert(session.to_owned());
@@ -80,14 +79,14 @@ pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()
                         value[INDEX_FIELD] = ArtifactSnippet::index_field(&value);
                     }
                 }
-                requests.push((store, Some(values.len()), ""));
+                requests.push((store, Ok(values.len())));
                 values.push(value);
             }
-            Write::Delete { store, key } => requests.push((store, None, key)),
+            Write::Delete { store, key } => requests.push((store, Err(key))),
         }
     }
-    for session in &stale_sessions {
-        requests.push((INDEX_STALE, Some(values.len()), ""));
+    for session in stale_sessions {
+        requests.push((INDEX_STALE, Ok(values.len())));
         values.push(serde_json::json!({ "sessionId": session }));
     }
     if lazy {
@@ -100,10 +99,10 @@ pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()
     let tx = backend.transaction(&stores, IdbTransactionMode::Readwrite)?;
     let done = transaction_promise(&tx);
     let mut failure = None;
-    for (i, (store, put, key)) in requests.iter().enumerate() {
-        let issued = tx.object_store(store).and_then(|s| match put {
-            Some(at) => s.put(&records.get(*at as u32)),
-            None => s.delete(&JsValue::from_str(key)),
+    for (i, (store, request)) in requests.iter().enumerate() {
+        let issued = tx.object_store(store).and_then(|s| match request {
+            Ok(at) => s.put(&records.get(*at as u32)),
+            Err(key) => s.delete(&JsValue::from_str(key)),
         });
         failure = match issued {
             Err(e) => Some(e),
