@@ -13,9 +13,9 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::app::AppState;
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
+use crate::state::AppState;
 use crate::upstream::Upstream;
 
 /// Largest upstream error body read to build the error message.

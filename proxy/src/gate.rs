@@ -24,8 +24,8 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
 use crate::error::ProxyError;
+use crate::state::AppState;
 
 /// The hosts and origins the proxy answers.
 #[derive(Debug, Clone)]

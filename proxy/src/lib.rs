@@ -18,5 +18,6 @@ mod models;
 pub mod page;
 pub mod settings;
 mod ssrf;
+pub mod state;
 mod upstream;
 mod web;

@@ -11,8 +11,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::app::AppState;
 use crate::error::ProxyError;
+use crate::state::AppState;
 
 /// Requests per minute per client IP.
 pub struct RateLimiter {

@@ -1,7 +1,7 @@
 //! The atelier-proxy binary: parses the settings and serves the router (see
 //! the library's docs for what the proxy does).
 
-use atelier_proxy::{app, settings};
+use atelier_proxy::{app, settings, state};
 use clap::Parser;
 
 #[tokio::main]
@@ -15,7 +15,7 @@ async fn main() {
         }
     };
     let bound = listener.local_addr().unwrap_or(settings.bind);
-    let state = match app::State::new(settings, bound).await {
+    let state = match state::State::new(settings, bound).await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("atelier-proxy: {e}");

@@ -14,11 +14,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use url::Url;
 
-use crate::app::AppState;
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
 use crate::page::{self, Page};
 use crate::ssrf;
+use crate::state::AppState;
 
 const MAX_REDIRECTS: usize = 5;
 const PAGE_BODY_LIMIT: usize = 3 * 1024 * 1024;

@@ -68,12 +68,7 @@ pub fn edits_response_format() -> Value {
     })
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Structured {
-    Wrapped { edits: Vec<Value> },
-    Bare(Vec<Value>),
-}
+const SHAPES: &str = "expected {\"edits\": [...]} or a list of {\"search\", \"replace\"} objects";
 
 /// Parses structured edits: `{"edits": [...]}` (the schema's shape) or a bare
 /// list `[{"search", "replace"}, ...]`.
@@ -82,12 +77,16 @@ enum Structured {
 pub fn parse_edits_json(json: &str) -> Result<Vec<Edit>> {
     let bad =
         |index: usize, line: usize, message: String| AditError::Parse { index, line, issue: ParseIssue::Json(message) };
-    let items = match serde_json::from_str::<Structured>(json) {
-        Ok(Structured::Wrapped { edits }) | Ok(Structured::Bare(edits)) => edits,
-        Err(e) if e.is_syntax() || e.is_eof() => return Err(bad(0, e.line(), e.to_string())),
-        Err(_) => {
-            return Err(bad(0, 0, "expected {\"edits\": [...]} or a list of {\"search\", \"replace\"} objects".into()))
-        }
+    // Read as a JSON value and matched by hand: an untagged enum of the two
+    // shapes compiled to 9 KB of buffering code.
+    let value = serde_json::from_str::<Value>(json).map_err(|e| bad(0, e.line(), e.to_string()))?;
+    let items = match value {
+        Value::Array(items) => items,
+        Value::Object(mut fields) => match fields.remove("edits") {
+            Some(Value::Array(items)) => items,
+            _ => return Err(bad(0, 0, SHAPES.into())),
+        },
+        _ => return Err(bad(0, 0, SHAPES.into())),
     };
     items
         .into_iter()

@@ -16,12 +16,32 @@ use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_re
 use crate::llm::{ChatRequest, LlmError, Message};
 use crate::store::{check_lifecycle, Origin};
 
-/// What an edit changes.
+/// What an edit changes. Read through a flat struct (a derived internally
+/// tagged enum buffers its fields and compiled to 7 KB of WASM).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "RawTarget")]
 pub enum EditTarget {
     Section { id: String, title: String },
     Artifact { id: String, title: String },
+}
+
+#[derive(Deserialize)]
+struct RawTarget {
+    kind: String,
+    id: String,
+    title: String,
+}
+
+impl TryFrom<RawTarget> for EditTarget {
+    type Error = String;
+
+    fn try_from(raw: RawTarget) -> Result<EditTarget, String> {
+        match raw.kind.as_str() {
+            "section" => Ok(EditTarget::Section { id: raw.id, title: raw.title }),
+            "artifact" => Ok(EditTarget::Artifact { id: raw.id, title: raw.title }),
+            other => Err(format!("unknown edit target kind {other:?}")),
+        }
+    }
 }
 
 /// A change worked out and dry-run, ready for review and then for writing.

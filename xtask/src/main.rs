@@ -194,23 +194,22 @@ fn cold_start_bench(root: &Path) -> Result {
     let outs = package::build_matrix(root, package::What::Package)?;
     let pkg = outs.first().ok_or("wasm-pack.toml has no package build")?;
     let harness = harness_copy(root)?;
-    let results = root.join("target/bench-cold.jsonl");
-    let out = std::fs::File::create(&results).map_err(|e| e.to_string())?;
-    let status = std::process::Command::new("node")
-        .arg(root.join("benches/browser/cold-start.mjs"))
-        .arg(pkg)
-        .arg(&harness)
-        .arg("10")
-        .current_dir(root)
-        .stdout(out)
-        .status()
-        .map_err(|e| e.to_string())?;
+    let mut node = std::process::Command::new("node");
+    node.arg(root.join("benches/browser/cold-start.mjs")).arg(pkg).arg(&harness).arg("10").current_dir(root);
+    node_to_jsonl(node, &root.join("target/bench-cold.jsonl"), "the cold-start benchmark")
+}
+
+/// Runs a node benchmark script whose stdout is JSON lines into `results`,
+/// then shows them.
+fn node_to_jsonl(mut node: std::process::Command, results: &Path, what: &str) -> Result {
+    let out = std::fs::File::create(results).map_err(|e| e.to_string())?;
+    let status = node.stdout(out).status().map_err(|e| e.to_string())?;
     eprintln!("results: {}", results.display());
-    eprint!("{}", std::fs::read_to_string(&results).unwrap_or_default());
+    eprint!("{}", std::fs::read_to_string(results).unwrap_or_default());
     if status.success() {
         Ok(())
     } else {
-        Err(format!("the cold-start benchmark failed ({status})"))
+        Err(format!("{what} failed ({status})"))
     }
 }
 
@@ -227,24 +226,13 @@ fn browser_bench(root: &Path) -> Result {
     std::fs::copy(root.join("benches/browser/atelier-bench.mjs"), extra.join("atelier-bench.mjs"))
         .map_err(|e| e.to_string())?;
     let harness = harness_copy(root)?;
-    let results = root.join("target/bench-results.jsonl");
-    let out = std::fs::File::create(&results).map_err(|e| e.to_string())?;
-    let status = std::process::Command::new("node")
-        .arg("run.mjs")
+    let mut node = std::process::Command::new("node");
+    node.arg("run.mjs")
         .arg("--extra")
         .arg(extra.join("atelier-bench.mjs"))
         .args(std::env::var("BENCH_ARGS").unwrap_or_default().split_whitespace())
-        .current_dir(&harness)
-        .stdout(out)
-        .status()
-        .map_err(|e| e.to_string())?;
-    eprintln!("results: {}", results.display());
-    eprint!("{}", std::fs::read_to_string(&results).unwrap_or_default());
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the browser benchmark failed ({status})"))
-    }
+        .current_dir(&harness);
+    node_to_jsonl(node, &root.join("target/bench-results.jsonl"), "the browser benchmark")
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result {
