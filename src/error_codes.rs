@@ -104,8 +104,9 @@ fn exhaustive_graph(e: GraphError) {
 }
 
 /// Codes the agent's nodes fail with besides the model's (`nodes.rs`), and
-/// the agent's own (`busy`: the session runs elsewhere).
-const NODE_CODES: &[&str] = &["invalid_state", "busy"];
+/// the agent's own (`busy`: the session runs elsewhere; `review_pending`: a
+/// new turn while a review waits).
+const NODE_CODES: &[&str] = &["invalid_state", "busy", "review_pending"];
 
 /// The codes in a TypeScript union of string literals inside `source`,
 /// from `export type NAME =` to its `;`.

@@ -165,6 +165,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
                 "sessionArtifacts",
                 "sessions",
                 "settings",
+                "toolReceipts",
                 "transcript"
             ]
         );

@@ -205,6 +205,52 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
         .expect("the assistant graph is valid")
 }
 
+/// Where a session's run stands.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum RunState {
+    /// No run, or the last one finished.
+    Idle,
+    /// Paused for the person's review.
+    Review { review: ReviewPayload },
+    /// Stopped before it finished (closed tab, crash, abort), at `node`.
+    Unfinished { node: String },
+}
+
+/// The review the latest checkpoint waits on, unless its receipt shows it
+/// was decided.
+fn undecided_review(
+    latest: &crate::graph::Checkpoint<AgentState>,
+    receipts: &std::collections::HashMap<String, crate::store::Receipt>,
+) -> Option<ReviewPayload> {
+    latest.interrupt.as_ref()?;
+    let review = latest.state.pending_review.as_ref()?;
+    (!receipts.contains_key(&latest.state.call_key(&review.call))).then(|| review.payload.clone())
+}
+
+/// Results for the calls an unfinished run left unanswered: the receipt's
+/// result where the call's effect was recorded, else "not run".
+fn settled_calls(
+    state: &AgentState,
+    receipts: &std::collections::HashMap<String, crate::store::Receipt>,
+) -> Vec<Message> {
+    state
+        .pending_calls()
+        .into_iter()
+        .map(|call| {
+            let content = match receipts.get(&state.call_key(&call)) {
+                Some(receipt) => nodes::replayed(receipt),
+                None => "Not run: the turn ended before this call ran.".to_owned(),
+            };
+            Message::tool(call.id, content)
+        })
+        .collect()
+}
+
+fn store_error(e: crate::store::StoreError) -> AgentError {
+    AgentError { code: e.code().into(), message: e.to_string() }
+}
+
 /// An error of a run, with a stable code.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message}")]
@@ -283,20 +329,40 @@ impl Agent {
     /// per session at a time, across tabs: a second one fails with `busy`.
     pub async fn send(&self, session_id: &str, input: &str, options: SendOptions) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        let turn_start = self
-            .checkpointer
-            .latest(session_id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
-            .map_or(0, |c| c.state.messages.len());
+        let latest = self.latest(session_id).await?;
+        let mut messages = Vec::new();
+        let mut turn_start = 0;
+        if let Some(latest) = &latest {
+            turn_start = latest.state.messages.len();
+            if latest.next.is_some() {
+                // An unfinished run (a review, a crash, an abort): a review
+                // still to be decided blocks the new turn; otherwise every
+                // call left without a result is answered from its receipt or
+                // as not run, so the conversation stays well-formed.
+                let receipts = self.env.db.receipts(session_id).await.map_err(store_error)?;
+                if let Some(review) = undecided_review(latest, &receipts) {
+                    return Err(AgentError {
+                        code: "review_pending".into(),
+                        message: format!(
+                            "session {session_id:?} waits for a review of {}: approve or reject it first",
+                            review.tool
+                        ),
+                    });
+                }
+                messages = settled_calls(&latest.state, &receipts);
+                turn_start += messages.len();
+            }
+        }
+        messages.push(Message::user(input));
         let update = AgentUpdate {
-            messages: vec![Message::user(input)],
+            messages,
             turn_start: Some(turn_start),
             agent_mode: Some(options.agent_mode),
             output: Some(String::new()),
             loop_count: Some(0),
             strategy: Some(None),
             pending_review: Some(None),
+            outbound_hold: Some(None),
             memory_worthy: Some(false),
             active_tool: Some(None),
             current_phase: Some(Phase::Planning),
@@ -312,8 +378,26 @@ impl Agent {
             warn(&options, format!("the message was not added to the session's transcript: {e}"));
         }
         let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener)).await?;
-        let result = Agent::result(outcome);
-        self.record(session_id, &result, &options).await;
+        self.finished(session_id, Agent::result(outcome), &options).await
+    }
+
+    /// The session's latest checkpoint.
+    async fn latest(&self, session_id: &str) -> Result<Option<crate::graph::Checkpoint<AgentState>>, AgentError> {
+        Ok(self.checkpointer.latest(session_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?)
+    }
+
+    /// Records a finished run (its checkpoints are durable now, so its
+    /// receipts are no longer needed).
+    async fn finished(
+        &self,
+        session_id: &str,
+        result: RunResult,
+        options: &SendOptions,
+    ) -> Result<RunResult, AgentError> {
+        if let Err(e) = self.env.db.clear_receipts(session_id).await {
+            warn(options, format!("the run's tool receipts were not cleared: {e}"));
+        }
+        self.record(session_id, &result, options).await;
         Ok(result)
     }
 
@@ -349,9 +433,46 @@ impl Agent {
                 &self.config(session_id, &options, &listener),
             )
             .await?;
-        let result = Agent::result(outcome);
-        self.record(session_id, &result, &options).await;
-        Ok(result)
+        self.finished(session_id, Agent::result(outcome), &options).await
+    }
+
+    /// Continues a run that stopped before it finished (the tab closed or
+    /// crashed mid-run, or it was aborted) at its last completed step; calls
+    /// whose effects were recorded are not run again. A review still to be
+    /// decided fails with `review_pending` (answer it with [`Agent::resume`]);
+    /// a session with nothing unfinished fails with `nothing_to_resume`.
+    pub async fn continue_run(&self, session_id: &str, options: SendOptions) -> Result<RunResult, AgentError> {
+        let _running = self.lock(session_id).await?;
+        if let RunState::Review { review } = self.run_state(session_id).await? {
+            return Err(AgentError {
+                code: "review_pending".into(),
+                message: format!("the run waits for a review of {}: approve or reject it", review.tool),
+            });
+        }
+        let sink = options.on_event.clone();
+        let listener = move |e: &GraphEvent<'_, AgentEvent>| {
+            if let Some(sink) = &sink {
+                events::relay(e, sink.as_ref());
+            }
+        };
+        let outcome = self.graph.resume(None, &self.config(session_id, &options, &listener)).await?;
+        self.finished(session_id, Agent::result(outcome), &options).await
+    }
+
+    /// Whether the session is idle, waits for a review, or has a run that
+    /// stopped before it finished (see [`Agent::continue_run`]).
+    pub async fn run_state(&self, session_id: &str) -> Result<RunState, AgentError> {
+        let Some(latest) = self.latest(session_id).await? else {
+            return Ok(RunState::Idle);
+        };
+        let Some(next) = latest.next.clone() else {
+            return Ok(RunState::Idle);
+        };
+        let receipts = self.env.db.receipts(session_id).await.map_err(store_error)?;
+        Ok(match undecided_review(&latest, &receipts) {
+            Some(review) => RunState::Review { review },
+            None => RunState::Unfinished { node: next },
+        })
     }
 
     /// Changes the settings (the fields `patch` names), stores them and
@@ -371,10 +492,13 @@ impl Agent {
         Ok(settings)
     }
 
-    /// The review a session waits for, if any (also after a reload).
+    /// The review a session waits for, if any (also after a reload; not
+    /// once it was decided, even if the tab closed right after).
     pub async fn pending_review(&self, session_id: &str) -> Result<Option<ReviewPayload>, AgentError> {
-        let latest = self.checkpointer.latest(session_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
-        Ok(latest.filter(|c| c.interrupt.is_some()).and_then(|c| c.state.pending_review).map(|p| p.payload))
+        Ok(match self.run_state(session_id).await? {
+            RunState::Review { review } => Some(review),
+            _ => None,
+        })
     }
 
     /// The session's state (messages, phase, ...), if it has one.

@@ -9,11 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::events::{Ctx, Emit, Info};
-use super::nodes::{execute, parse_arguments, tool_context};
+use super::nodes::{execute, parse_arguments, replayed, tool_context};
 use super::state::{AgentState, AgentUpdate};
 use super::AgentEnv;
 use crate::graph::{Node, NodeError};
 use crate::llm::{Message, ToolCall};
+use crate::store::{Receipt, ReceiptOutcome};
 use crate::tools::{EditPlan, EditTarget, ToolError};
 
 /// What a paused run shows the person.
@@ -120,30 +121,25 @@ impl Node<AgentState> for Review {
         let env = &self.0;
         let pending =
             state.pending_review.as_ref().ok_or_else(|| NodeError::failed("invalid_state", "no review is pending"))?;
-        let payload = serde_json::to_value(&pending.payload).unwrap_or(Value::Null);
-        let decision: Decision = serde_json::from_value(ctx.interrupt(payload)?)
-            .map_err(|e| NodeError::failed("invalid_argument", format!("decision: {e}")))?;
         let call = &pending.call;
         let name = call.function.name.as_str();
-        let content = if decision.approved {
-            ctx.active_tool(Some(name));
-            match &pending.plan {
-                Some(plan) => match plan.apply(&tool_context(env, ctx), name).await {
-                    Ok(message) => {
-                        ctx.info(Info::Changed { tool: name.to_owned(), target: plan.target.clone() });
-                        message
-                    }
-                    Err(e) => format!("Error: {e}"),
-                },
-                None => execute(env, call, pending.arguments.clone(), ctx).await.content,
-            }
-        } else {
-            match decision.reason.as_deref().filter(|r| !r.trim().is_empty()) {
-                Some(reason) => format!("Rejected by the user: {reason}"),
-                None => "Rejected by the user.".to_owned(),
+        // Decided before a crash or reload: the receipt holds the outcome,
+        // and neither the question nor the change happens a second time.
+        let receipt = env
+            .db
+            .receipt(ctx.thread_id, &state.call_key(call))
+            .await
+            .map_err(|e| NodeError::failed(e.code(), format!("reading the review's receipt: {e}")))?;
+        let (approved, content) = match receipt {
+            Some(receipt) => (receipt.outcome != ReceiptOutcome::Rejected, replayed(&receipt)),
+            None => {
+                let payload = serde_json::to_value(&pending.payload).unwrap_or(Value::Null);
+                let decision: Decision = serde_json::from_value(ctx.interrupt(payload)?)
+                    .map_err(|e| NodeError::failed("invalid_argument", format!("decision: {e}")))?;
+                (decision.approved, decide(env, pending, &state.call_key(call), &decision, ctx).await?)
             }
         };
-        let note = format!("\n```tool\n{}: {name}\n```\n", if decision.approved { "approved" } else { "rejected" });
+        let note = format!("\n```tool\n{}: {name}\n```\n", if approved { "approved" } else { "rejected" });
         ctx.content(&note);
         ctx.active_tool(None);
         Ok(AgentUpdate {
@@ -155,5 +151,56 @@ impl Node<AgentState> for Review {
             latest_node_name: Some(Some("review".into())),
             ..Default::default()
         })
+    }
+}
+
+/// Carries out the person's decision, recording it with a receipt: an
+/// approved edit lands in one batch with its receipt; a rejection is
+/// recorded before the run goes on, so it stays rejected after a reload.
+async fn decide(
+    env: &AgentEnv,
+    pending: &PendingReview,
+    key: &str,
+    decision: &Decision,
+    ctx: &Ctx<'_>,
+) -> Result<String, NodeError> {
+    let call = &pending.call;
+    let name = call.function.name.as_str();
+    let session = ctx.thread_id;
+    if !decision.approved {
+        let content = match decision.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+            Some(reason) => format!("Rejected by the user: {reason}"),
+            None => "Rejected by the user.".to_owned(),
+        };
+        env.db
+            .record_receipt(&Receipt::new(session, key, ReceiptOutcome::Rejected, content.clone()))
+            .await
+            .map_err(|e| NodeError::failed(e.code(), format!("the rejection was not recorded: {e}")))?;
+        return Ok(content);
+    }
+    ctx.active_tool(Some(name));
+    let Some(plan) = &pending.plan else {
+        return Ok(execute(env, call, key, pending.arguments.clone(), ctx).await.content);
+    };
+    let receipt = Receipt::new(session, key, ReceiptOutcome::Done, "");
+    match plan.apply(&tool_context(env, ctx), name, Some(receipt)).await {
+        Ok(message) => {
+            ctx.info(Info::Changed { tool: name.to_owned(), target: plan.target.clone() });
+            Ok(message)
+        }
+        // A full disk (or a closed database) wrote nothing: the review stays
+        // pending and can be approved again once there is room.
+        Err(ToolError::Failed { code, message }) if code == "quota_exceeded" || code == "reload_required" => {
+            Err(NodeError::failed(&code, message))
+        }
+        Err(e) => {
+            let content = format!("Error: {e}");
+            if let Err(e) =
+                env.db.record_receipt(&Receipt::new(session, key, ReceiptOutcome::Done, content.clone())).await
+            {
+                ctx.warning(format!("the outcome of {name} was not recorded: {e}"));
+            }
+            Ok(content)
+        }
     }
 }

@@ -79,6 +79,18 @@ impl AgentState {
         self.turn().iter().any(|m| matches!(m, Message::Tool { .. }))
     }
 
+    /// Index in `messages` of the last message with tool calls (this turn's).
+    fn calls_at(&self) -> Option<usize> {
+        let start = self.turn_start.min(self.messages.len());
+        self.turn().iter().rposition(|m| !m.tool_calls().is_empty()).map(|at| start + at)
+    }
+
+    /// The receipt key of a call of the last assistant message: unique in
+    /// the session, which the ids models give are not (`call_0` recurs).
+    pub fn call_key(&self, call: &crate::llm::ToolCall) -> String {
+        format!("{}:{}", self.calls_at().unwrap_or(0), call.id)
+    }
+
     /// The tool calls of the last assistant message that have no result yet.
     pub fn pending_calls(&self) -> Vec<crate::llm::ToolCall> {
         let turn = self.turn();

@@ -638,3 +638,169 @@ fn one_run_per_session_at_a_time_the_second_is_busy() {
     let transcript = block_on(h.db.transcript("s1")).unwrap();
     assert!(transcript.iter().all(|e| e.text != "and another"), "a refused send records nothing");
 }
+
+// ---- exactly once across crashes --------------------------------------------
+
+/// An insertion: applied twice, the text would say にゃあ twice.
+fn insertion_script(section: &str) -> Vec<Step> {
+    vec![
+        json_reply(json!({"strategy": "writing", "reasoning": "manuscript edit"})),
+        calls(&[(
+            "edit_manuscript",
+            json!({"section_id": section, "edits": [{"search": "吾輩は猫である。", "replace": "吾輩は猫である。にゃあ。"}]}),
+        )]),
+    ]
+}
+
+/// Polls `future` until it waits on something that never comes (the
+/// scripted model stalls), then drops it: the tab is gone mid-run.
+fn run_until_stuck_then_drop<F: std::future::Future>(future: F) {
+    let mut future = Box::pin(future);
+    let waker = futures_util::task::noop_waker_ref();
+    let mut cx = std::task::Context::from_waker(waker);
+    for _ in 0..100 {
+        assert!(future.as_mut().poll(&mut cx).is_pending(), "the run was meant to stall");
+    }
+}
+
+/// Forgets every checkpoint after the pause: the worst case, a tab that died
+/// after the decision's effect landed and before any later step committed.
+fn lose_checkpoints_after_the_pause(backend: &MemoryBackend, session: &str) {
+    use crate::store::{stores::CHECKPOINTS, Backend, Write};
+    let records = block_on(backend.by_index(CHECKPOINTS, "threadId", session)).unwrap();
+    let pause = records
+        .iter()
+        .filter(|r| !r["checkpoint"]["interrupt"].is_null())
+        .map(|r| r["step"].as_u64().unwrap())
+        .max()
+        .expect("a paused checkpoint");
+    let later: Vec<Write> = records
+        .iter()
+        .filter(|r| r["step"].as_u64().unwrap() > pause)
+        .map(|r| Write::Delete { store: CHECKPOINTS, key: r["id"].as_str().unwrap().to_owned() })
+        .collect();
+    assert!(!later.is_empty(), "steps after the pause had been checkpointed");
+    block_on(backend.write(later)).unwrap();
+}
+
+const NYAA_ONCE: &str = "\u{3000}吾輩は猫である。にゃあ。\n\u{3000}名前はまだ無い。\n";
+
+#[test]
+fn an_approved_edit_lands_exactly_once_when_the_tab_dies_right_after() {
+    let backend = Rc::new(MemoryBackend::new());
+    let first = harness_on(backend.clone(), vec![]);
+    let (_, section) = writing_setup(&first);
+    play(&first, insertion_script(&section));
+    assert_eq!(block_on(first.agent.send("s1", "猫に鳴かせて", agent_on())).unwrap().status, RunStatus::Interrupted);
+    // Approved; the model's next answer never comes: the tab closes.
+    first.model.push(Step::Stall { partial: String::new() });
+    run_until_stuck_then_drop(first.agent.resume("s1", Decision::approve(), agent_on()));
+    drop(first);
+    lose_checkpoints_after_the_pause(&backend, "s1");
+
+    let second = harness_on(backend.clone(), vec![]);
+    assert_eq!(block_on(second.db.section(&section)).unwrap().content, NYAA_ONCE);
+    assert_eq!(block_on(second.agent.pending_review("s1")).unwrap(), None, "a decided review is not asked again");
+    assert!(matches!(block_on(second.agent.run_state("s1")).unwrap(), RunState::Unfinished { .. }));
+    // Answering the old review again (a stale second tab) changes nothing either.
+    second.model.push(text("鳴かせました。"));
+    let done = block_on(second.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(block_on(second.db.section(&section)).unwrap().content, NYAA_ONCE, "the edit is not applied twice");
+    let last = second.model.requests().pop().unwrap();
+    let result = last.messages.iter().rev().find(|m| matches!(m, Message::Tool { .. })).unwrap();
+    assert!(result.text().starts_with("Updated"), "the model learns the edit's outcome: {}", result.text());
+    assert_eq!(block_on(second.db.receipts("s1")).unwrap().len(), 0, "receipts go once the run is durable");
+    assert_eq!(block_on(second.agent.run_state("s1")).unwrap(), RunState::Idle);
+}
+
+#[test]
+fn a_rejection_stays_rejected_after_a_crash_and_the_next_turn_is_well_formed() {
+    let backend = Rc::new(MemoryBackend::new());
+    let first = harness_on(backend.clone(), vec![]);
+    let (_, section) = writing_setup(&first);
+    play(&first, insertion_script(&section));
+    block_on(first.agent.send("s1", "猫に鳴かせて", agent_on())).unwrap();
+    first.model.push(Step::Stall { partial: String::new() });
+    run_until_stuck_then_drop(first.agent.resume("s1", Decision::reject(Some("no sounds")), agent_on()));
+    drop(first);
+    lose_checkpoints_after_the_pause(&backend, "s1");
+
+    let second = harness_on(backend, vec![]);
+    assert_eq!(block_on(second.agent.pending_review("s1")).unwrap(), None);
+    // The person moves on: the cut-off turn's call is answered from its receipt.
+    play(&second, vec![json_reply(json!({"strategy": "chat_only", "reasoning": "x"})), text("わかりました。")]);
+    let next = block_on(second.agent.send("s1", "では別の話を", agent_on())).unwrap();
+    assert_eq!(next.status, RunStatus::Completed, "{}", next.content);
+    let state = block_on(second.agent.state("s1")).unwrap().unwrap();
+    assert!(state.pending_calls().is_empty());
+    let answered = state.messages.iter().find_map(|m| match m {
+        Message::Tool { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    assert_eq!(answered.as_deref(), Some("Rejected by the user: no sounds"));
+    assert!(!block_on(second.db.section(&section)).unwrap().content.contains("にゃあ"));
+}
+
+#[test]
+fn a_tab_killed_mid_run_continues_at_its_last_step_without_rerunning_effects() {
+    let backend = Rc::new(MemoryBackend::new());
+    let first = harness_on(backend.clone(), vec![]);
+    play(
+        &first,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "notes"})),
+            calls(&[("create_artifact", json!({"title": "Notes", "content": "cats purr"}))]),
+            Step::Stall { partial: String::new() },
+        ],
+    );
+    run_until_stuck_then_drop(first.agent.send("s1", "Keep a note that cats purr", agent_on()));
+    drop(first);
+
+    let second = harness_on(backend, vec![calls(&[("respond", json!({"answer": "Noted."}))])]);
+    assert_eq!(block_on(second.agent.run_state("s1")).unwrap(), RunState::Unfinished { node: "agent".into() });
+    let done = block_on(second.agent.continue_run("s1", agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(second.model.requests().len(), 1, "only the missing model call is made");
+    let notes = block_on(second.db.artifacts("s1")).unwrap();
+    assert_eq!(notes.iter().filter(|a| a.title == "Notes").count(), 1, "the artifact was created once");
+    assert_eq!(block_on(second.agent.continue_run("s1", agent_on())).unwrap_err().code, "nothing_to_resume");
+}
+
+#[test]
+fn a_call_cut_off_after_it_started_is_not_run_again() {
+    use crate::store::{Receipt, ReceiptOutcome};
+    let h = harness(vec![]);
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "notes"})),
+            calls(&[("create_artifact", json!({"title": "Notes", "content": "cats purr"}))]),
+            Step::Stall { partial: String::new() },
+        ],
+    );
+    // The call's `started` receipt is there, its effect's fate unknown:
+    // simulate by planting it before the step runs.
+    let key = "1:call_create_artifact_0"; // the assistant message at index 1 (after the person's)
+    block_on(h.db.record_receipt(&Receipt::new("s1", key, ReceiptOutcome::Started, ""))).unwrap();
+    run_until_stuck_then_drop(h.agent.send("s1", "Keep a note that cats purr", agent_on()));
+    assert!(block_on(h.db.artifacts("s1")).unwrap().is_empty(), "not run a second time");
+    let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+    let result = state.messages.iter().find_map(|m| match m {
+        Message::Tool { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    assert!(result.unwrap().contains("outcome of this call is unknown"));
+}
+
+#[test]
+fn a_new_message_while_a_review_waits_is_refused() {
+    let h = harness(vec![]);
+    let (_, section) = writing_setup(&h);
+    play(&h, insertion_script(&section));
+    block_on(h.agent.send("s1", "猫に鳴かせて", agent_on())).unwrap();
+    let refused = block_on(h.agent.send("s1", "やっぱり別の話", agent_on())).unwrap_err();
+    assert_eq!(refused.code, "review_pending");
+    assert_eq!(block_on(h.agent.continue_run("s1", agent_on())).unwrap_err().code, "review_pending");
+    assert!(block_on(h.agent.pending_review("s1")).unwrap().is_some(), "the review is still there");
+}

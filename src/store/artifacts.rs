@@ -97,6 +97,21 @@ impl Db {
         lifecycle: Lifecycle,
         origin: Origin,
     ) -> Result<SessionArtifact> {
+        self.create_artifact_with(session_id, kind, title, content, lifecycle, origin, Vec::new()).await
+    }
+
+    /// [`Db::create_artifact`] with more writes in the same atomic batch.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn create_artifact_with(
+        &self,
+        session_id: &str,
+        kind: ArtifactType,
+        title: &str,
+        content: &str,
+        lifecycle: Lifecycle,
+        origin: Origin,
+        also: Vec<Write>,
+    ) -> Result<SessionArtifact> {
         let now = platform::now_ms();
         let artifact = SessionArtifact {
             id: platform::random_id(),
@@ -109,8 +124,8 @@ impl Db {
             updated_at: now,
             lifecycle,
         };
-        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, &artifact)?), Some(origin), "create_artifact")
-            .await?;
+        let value = Some(to_value(ARTIFACTS, &artifact)?);
+        self.change_with(ARTIFACTS, &artifact.id, value, Some(origin), "create_artifact", also).await?;
         Ok(artifact)
     }
 
@@ -161,11 +176,13 @@ impl Db {
         content: String,
         origin: Origin,
         reason: &str,
+        also: Vec<Write>,
     ) -> Result<SessionArtifact> {
         check_lifecycle(&artifact, &content)?;
         artifact.content = content;
         artifact.updated_at = platform::now_ms();
-        self.save_artifact(&artifact, Some(origin), reason).await?;
+        let value = Some(to_value(ARTIFACTS, &artifact)?);
+        self.change_with(ARTIFACTS, &artifact.id, value, Some(origin), reason, also).await?;
         Ok(artifact)
     }
 
@@ -173,7 +190,7 @@ impl Db {
     /// static artifacts, append-only ones may only grow at the end.
     pub async fn edit_artifact_as_person(&self, id: &str, content: String) -> Result<SessionArtifact> {
         let artifact = self.artifact(id).await?;
-        self.set_artifact_content(artifact, content, Origin::User, "edit").await
+        self.set_artifact_content(artifact, content, Origin::User, "edit", Vec::new()).await
     }
 
     /// Resolves `reference` among the session's artifacts.

@@ -1,12 +1,23 @@
-//! Graph checkpoints in the database (IndexedDB in the browser), so a
-//! pending review survives a reload. Records: `{id: "<thread>/<checkpoint>",
-//! threadId, step, checkpoint}`; the newest `keep_per_thread` are kept, the
-//! older ones deleted in the same batch as the new one.
+//! Graph checkpoints in the database (IndexedDB in the browser), durable
+//! per step: a tab killed mid-run resumes at its last completed step.
+//! Records: `{id: "<thread>/<checkpoint>", threadId, step, checkpoint}`; the
+//! newest `keep_per_thread` are kept, the older ones deleted in the same
+//! batch as the new one.
+//!
+//! Each step's batch is issued the moment the step ends, without waiting
+//! for the previous ones to commit: IndexedDB runs transactions on one
+//! store in the order they were created, so the step's transaction commits
+//! behind its predecessors while the next node already runs, and a crash
+//! loses at most the steps whose transactions had not committed yet. A
+//! pause for review, the end of a run and every read wait for all of them.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -15,14 +26,14 @@ use super::backend::{Backend, Write};
 use super::model::stores::CHECKPOINTS;
 use crate::graph::{Checkpoint, CheckpointError, Checkpointer, GraphState, PrunePolicy};
 
-/// A [`Checkpointer`] over any [`Backend`]. The checkpoints of a run's
-/// steps are grouped and written in one batch when the run ends or pauses
-/// for review (the engine flushes then), so persisting every step costs one
-/// transaction per run rather than one per step; reads flush first.
+/// A [`Checkpointer`] over any [`Backend`]: one transaction per step, issued
+/// at once and awaited only by [`Checkpointer::flush`] (at a pause, at the
+/// end of a run, before a read).
 pub struct StoreCheckpointer<S> {
     backend: Rc<dyn Backend>,
     policy: PrunePolicy,
-    pending: RefCell<Vec<Write>>,
+    /// Batches issued and not yet known to be committed, oldest first.
+    in_flight: RefCell<Vec<InFlight>>,
     /// Known checkpoint keys per thread, oldest first (read once per thread).
     keys: RefCell<HashMap<String, Vec<(u64, String)>>>,
     _state: PhantomData<S>,
@@ -33,12 +44,14 @@ impl<S> StoreCheckpointer<S> {
         StoreCheckpointer {
             backend,
             policy,
-            pending: RefCell::new(Vec::new()),
+            in_flight: RefCell::new(Vec::new()),
             keys: RefCell::new(HashMap::new()),
             _state: PhantomData,
         }
     }
 }
+
+type InFlight = Pin<Box<dyn Future<Output = Result<(), super::StoreError>>>>;
 
 fn storage(e: super::StoreError) -> CheckpointError {
     CheckpointError::Storage(e.to_string())
@@ -50,6 +63,27 @@ fn decode<S: GraphState>(record: Value) -> Result<Checkpoint<S>, CheckpointError
 }
 
 impl<S: GraphState> StoreCheckpointer<S> {
+    /// Starts writing `writes` now (the backend issues its requests on the
+    /// first poll) and keeps the batch until [`Checkpointer::flush`].
+    fn issue(&self, writes: Vec<Write>) -> Result<(), CheckpointError> {
+        let backend = self.backend.clone();
+        let mut batch: InFlight = Box::pin(async move { backend.write(writes).await });
+        match batch.as_mut().poll(&mut Context::from_waker(futures_util::task::noop_waker_ref())) {
+            Poll::Ready(Ok(())) => Ok(()),
+            Poll::Ready(Err(e)) => Err(self.failed(e)),
+            Poll::Pending => {
+                self.in_flight.borrow_mut().push(batch);
+                Ok(())
+            }
+        }
+    }
+
+    /// A batch did not land: forget the cached keys so they are read afresh.
+    fn failed(&self, e: super::StoreError) -> CheckpointError {
+        self.keys.borrow_mut().clear();
+        storage(e)
+    }
+
     async fn records(&self, thread: &str) -> Result<Vec<Value>, CheckpointError> {
         let mut records = self.backend.by_index(CHECKPOINTS, "threadId", thread).await.map_err(storage)?;
         let step = |r: &Value| r.get("step").and_then(Value::as_u64).unwrap_or(0);
@@ -94,8 +128,8 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
             writes.push(Write::Delete { store: CHECKPOINTS, key: old });
         }
         let pause = checkpoint.interrupt.is_some();
-        self.pending.borrow_mut().extend(writes);
         self.keys.borrow_mut().insert(thread, keys);
+        self.issue(writes)?;
         if pause {
             // A pending review must survive a reload at once.
             self.flush().await?;
@@ -104,16 +138,17 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
     }
 
     async fn flush(&self) -> Result<(), CheckpointError> {
-        let writes = std::mem::take(&mut *self.pending.borrow_mut());
-        if writes.is_empty() {
-            return Ok(());
+        let batches = std::mem::take(&mut *self.in_flight.borrow_mut());
+        let mut first_error = None;
+        for batch in batches {
+            if let Err(e) = batch.await {
+                first_error.get_or_insert(e);
+            }
         }
-        if let Err(e) = self.backend.write(writes).await {
-            // The batch did not land: forget the cached keys so they are read afresh.
-            self.keys.borrow_mut().clear();
-            return Err(storage(e));
+        match first_error {
+            Some(e) => Err(self.failed(e)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     async fn latest(&self, thread: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {

@@ -96,7 +96,21 @@ impl Db {
         origin: Option<Origin>,
         reason: &str,
     ) -> Result<()> {
-        let mut writes = Vec::with_capacity(2);
+        self.change_with(store, id, new, origin, reason, Vec::new()).await
+    }
+
+    /// [`Db::change`] with more writes in the same atomic batch (a tool
+    /// call's receipt).
+    pub(crate) async fn change_with(
+        &self,
+        store: &'static str,
+        id: &str,
+        new: Option<Value>,
+        origin: Option<Origin>,
+        reason: &str,
+        also: Vec<Write>,
+    ) -> Result<()> {
+        let mut writes = Vec::with_capacity(2 + also.len());
         if let Some(origin) = origin {
             let before = self.backend.get(store, id).await?;
             let revision = Revision {
@@ -114,6 +128,7 @@ impl Db {
             Some(value) => Write::Put { store, value },
             None => Write::Delete { store, key: id.to_owned() },
         });
+        writes.extend(also);
         self.backend.write(writes).await
     }
 

@@ -15,6 +15,7 @@ mod memories;
 mod model;
 mod order;
 mod projects;
+mod receipts;
 pub mod schema;
 mod sessions;
 mod tree;
@@ -32,6 +33,7 @@ pub use idb::testing as idb_testing;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use idb::IdbBackend;
 pub use model::*;
+pub use receipts::{Receipt, ReceiptOutcome};
 
 #[cfg(test)]
 mod tests;

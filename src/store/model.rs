@@ -19,6 +19,8 @@ pub mod stores {
     pub const SESSIONS: &str = "sessions";
     /// What each session's conversation showed, turn by turn, schema v5.
     pub const TRANSCRIPT: &str = "transcript";
+    /// What each tool call with effects did, until its step's checkpoint is durable, schema v6.
+    pub const RECEIPTS: &str = "toolReceipts";
     /// Schema v3 only (removed in v4): index entries in a store of their own.
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.

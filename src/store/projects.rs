@@ -95,8 +95,19 @@ impl Db {
 
     /// Replaces a section's text (and title), keeping a revision when `origin` is given.
     pub async fn save_section(&self, section: &ManuscriptSection, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.save_section_with(section, origin, reason, Vec::new()).await
+    }
+
+    /// [`Db::save_section`] with more writes in the same atomic batch.
+    pub async fn save_section_with(
+        &self,
+        section: &ManuscriptSection,
+        origin: Option<Origin>,
+        reason: &str,
+        also: Vec<Write>,
+    ) -> Result<()> {
         self.check_tree_write(SECTIONS, "section", section).await?;
-        self.change(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason).await
+        self.change_with(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason, also).await
     }
 
     /// The person's own save of a section (an editor's title and text):

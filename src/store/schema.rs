@@ -110,6 +110,16 @@ pub const VERSIONS: &[Version] = &[
         migrations: &[],
         removes: &[],
     },
+    // 6: tool-call receipts (a call's effect and its receipt land in one
+    // batch, so a resume after a crash never runs it twice), and a record's
+    // revision history read through an index.
+    Version {
+        number: 6,
+        stores: &[StoreSpec { name: RECEIPTS, key_path: "id", indexes: &[("sessionId", &["sessionId"])] }],
+        indexes: &[(REVISIONS, "recordId", &["recordId"])],
+        migrations: &[],
+        removes: &[],
+    },
 ];
 
 /// Key path of the artifact store's `bySessionActive` index: its keys are

@@ -86,7 +86,7 @@ fn agent_edits_keep_revisions_and_undo_restores_byte_for_byte() {
 fn edit_artifact(db: &Db, reference: &str, edits: &[Edit]) -> Result<SessionArtifact> {
     let artifact = block_on(db.resolve_artifact("s", reference))?;
     let text = crate::adit::apply_edits(&artifact.content, edits).map_err(|e| StoreError::Edit(e.to_string()))?.text;
-    block_on(db.set_artifact_content(artifact, text, Origin::Agent, "edit_artifact"))
+    block_on(db.set_artifact_content(artifact, text, Origin::Agent, "edit_artifact", Vec::new()))
 }
 
 #[test]
@@ -109,9 +109,15 @@ fn lifecycles_are_enforced_by_the_store() {
         block_on(db.create_artifact("s", ArtifactType::Text, "Source", "quote", Lifecycle::Static, Origin::Agent))
             .unwrap();
     assert_eq!(
-        block_on(db.set_artifact_content(fixed.clone(), "changed".into(), Origin::Agent, "update_artifact"))
-            .unwrap_err()
-            .code(),
+        block_on(db.set_artifact_content(
+            fixed.clone(),
+            "changed".into(),
+            Origin::Agent,
+            "update_artifact",
+            Vec::new()
+        ))
+        .unwrap_err()
+        .code(),
         "lifecycle"
     );
     assert_eq!(block_on(db.agent_delete_artifact("s", &fixed.id)).unwrap_err().code(), "lifecycle");
@@ -225,7 +231,7 @@ fn settings_round_trip() {
 }
 
 #[test]
-fn checkpoints_are_grouped_per_run_and_a_pause_is_written_at_once() {
+fn every_step_is_checkpointed_when_it_ends_and_old_ones_are_pruned() {
     use crate::graph::{Checkpoint, Checkpointer, PrunePolicy};
     let backend = Rc::new(MemoryBackend::new());
     let saver = StoreCheckpointer::<crate::agent::AgentState>::new(backend.clone(), PrunePolicy { keep_per_thread: 3 });
@@ -241,9 +247,8 @@ fn checkpoints_are_grouped_per_run_and_a_pause_is_written_at_once() {
     };
     let stored = || block_on(backend.by_index(stores::CHECKPOINTS, "threadId", "t")).unwrap().len();
     block_on(saver.put(checkpoint(0, None))).unwrap();
+    assert_eq!(stored(), 1, "issued when the step ends (this backend commits at once)");
     block_on(saver.put(checkpoint(1, None))).unwrap();
-    assert_eq!(stored(), 0, "grouped until the run ends");
-    block_on(saver.flush()).unwrap();
     assert_eq!(stored(), 2);
     block_on(saver.put(checkpoint(2, None))).unwrap();
     block_on(saver.put(checkpoint(3, Some(json!({"tool": "edit_manuscript"}))))).unwrap();

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::{parse_args, Tool, ToolContext, ToolError, ToolGroup, ToolOutput};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
 use crate::llm::{ChatRequest, LlmError, Message};
-use crate::store::{check_lifecycle, Origin};
+use crate::store::{check_lifecycle, Origin, Receipt};
 
 /// What an edit changes. Read through a flat struct (a derived internally
 /// tagged enum buffers its fields and compiled to 7 KB of WASM).
@@ -167,7 +167,7 @@ impl Tool for EditTool {
     }
     async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let plan = plan(self.name, self.kind, args, ctx).await?;
-        Ok(ToolOutput::text(plan.apply(ctx, self.name).await?))
+        Ok(ToolOutput::text(plan.apply(ctx, self.name, None).await?))
     }
 }
 
@@ -269,25 +269,35 @@ async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Res
 impl EditPlan {
     /// Writes the planned change (with a revision). If the text changed since
     /// the plan was made, the same edits are applied to the current text.
-    pub async fn apply(&self, ctx: &ToolContext, reason: &str) -> Result<String, ToolError> {
+    /// With a `receipt`, the change and the receipt (carrying the returned
+    /// message) land in one atomic batch: either both or neither.
+    pub async fn apply(&self, ctx: &ToolContext, reason: &str, receipt: Option<Receipt>) -> Result<String, ToolError> {
+        let with = |message: &str| -> Result<Vec<crate::store::Write>, ToolError> {
+            match &receipt {
+                Some(r) => Ok(vec![Receipt { content: message.to_owned(), ..r.clone() }.write()?]),
+                None => Ok(Vec::new()),
+            }
+        };
         match &self.target {
             EditTarget::Section { id, .. } => {
                 let mut section = ctx.db.section(id).await?;
                 section.content = self.rebase(&section.content)?;
                 section.updated_at = crate::platform::now_ms();
-                ctx.db.save_section(&section, Some(Origin::Agent), reason).await?;
-                Ok(format!(
+                let message = format!(
                     "Updated \"{}\" ({} characters, via {}).",
                     section.title,
                     section.content.chars().count(),
                     self.path
-                ))
+                );
+                ctx.db.save_section_with(&section, Some(Origin::Agent), reason, with(&message)?).await?;
+                Ok(message)
             }
             EditTarget::Artifact { id, .. } => {
                 let artifact = ctx.db.artifact(id).await?;
                 let text = self.rebase(&artifact.content)?;
-                let artifact = ctx.db.set_artifact_content(artifact, text, Origin::Agent, reason).await?;
-                Ok(format!("Updated artifact \"{}\" (via {}).", artifact.title, self.path))
+                let message = format!("Updated artifact \"{}\" (via {}).", artifact.title, self.path);
+                ctx.db.set_artifact_content(artifact, text, Origin::Agent, reason, with(&message)?).await?;
+                Ok(message)
             }
         }
     }

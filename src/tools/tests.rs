@@ -83,7 +83,7 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     assert_eq!(plan.path, "instruction/search_replace");
     assert_eq!(plan.after, "\u{3000}名前はタマ。\n");
     assert!(plan.diff.contains("+\u{3000}名前はタマ。"));
-    block_on(plan.apply(&ctx, "edit_manuscript")).unwrap();
+    block_on(plan.apply(&ctx, "edit_manuscript", None)).unwrap();
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "\u{3000}名前はタマ。\n");
 
     // A model that honours the schema takes the structured path.
@@ -114,7 +114,7 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     .unwrap();
     s.content = "a\nb\nc\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
-    block_on(plan.apply(&ctx, "edit_manuscript")).unwrap();
+    block_on(plan.apply(&ctx, "edit_manuscript", None)).unwrap();
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "a\nB\nc\n", "the same edit applied to the new text");
     let stale = block_on(edit::plan(
         "edit_manuscript",
@@ -125,7 +125,7 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     .unwrap();
     s.content = "rewritten\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
-    assert_eq!(block_on(stale.apply(&ctx, "edit_manuscript")).unwrap_err().code(), "conflict");
+    assert_eq!(block_on(stale.apply(&ctx, "edit_manuscript", None)).unwrap_err().code(), "conflict");
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "rewritten\n");
 }
 

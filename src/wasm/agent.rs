@@ -99,6 +99,15 @@ export interface RunResult {
   review: ReviewPayload | null;
   strategy: Strategy | null;
 }
+/**
+ * Where a session's run stands: idle, waiting for a review, or unfinished
+ * (the tab closed or crashed mid-run, or it was aborted): `continueRun`
+ * goes on from its last completed step, `send` starts a new turn instead.
+ */
+export type RunState =
+  | { state: "idle" }
+  | { state: "review"; review: ReviewPayload }
+  | { state: "unfinished"; node: string };
 /** A tool as the settings show it (for per-tool approval toggles). */
 export interface ToolInfo {
   name: string;
@@ -254,6 +263,32 @@ impl JsAgent {
             unwire(wiring);
             to_js(&result.map_err(error::agent)?)
         })
+    }
+
+    /// Continues a run that stopped before it finished (closed tab, crash,
+    /// abort) at its last completed step; calls whose effects were recorded
+    /// are not run again. Rejects with `review_pending` while a review waits
+    /// (answer it with `resume`) and `nothing_to_resume` when nothing is unfinished.
+    #[wasm_bindgen(js_name = continueRun, unchecked_return_type = "Promise<RunResult>")]
+    pub fn continue_run(
+        &self,
+        #[wasm_bindgen(js_name = sessionId)] session_id: String,
+        opts: Option<RunOptionsJs>,
+    ) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move {
+            let (options, wiring) = run_options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+            let result = agent.continue_run(&session_id, options).await;
+            unwire(wiring);
+            to_js(&result.map_err(error::agent)?)
+        })
+    }
+
+    /// Where the session's run stands (also after a reload).
+    #[wasm_bindgen(js_name = runState, unchecked_return_type = "Promise<RunState>")]
+    pub fn run_state(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move { to_js(&agent.run_state(&session_id).await.map_err(error::agent)?) })
     }
 
     /// The review a session waits for (also after a reload), or null.

@@ -311,6 +311,32 @@ async function scenarios(browser) {
     await shot("e2e-5b-approved-after-reload.png");
   });
 
+  await check("5c. approved, then reloaded while the model's next answer is held: the edit is in the text once, no review comes back, Continue finishes the turn", async () => {
+    const meow = { type: "tool_calls", calls: [{ name: "edit_manuscript", arguments: { section_id: sectionId, edits: [{ search: "傘はなかった。", replace: "傘はなかった。にゃあ。" }] } }] };
+    await script([routed("writing"), meow, { type: "hold", first: "", rest: "鳴かせました。" }]);
+    await say("猫に鳴かせて");
+    await page.waitForSelector("dialog#review[open]");
+    const asked = (await requests()).length;
+    await page.getByRole("button", { name: "Approve" }).click();
+    // The model's next call is under way (and held): the tab goes away now.
+    const end = Date.now() + 15000;
+    while ((await requests()).length <= asked && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    assert((await requests()).length > asked, "the call after the approval reached the upstream");
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    await page.waitForSelector("#continue-run:not([hidden])", { timeout: 10000 });
+    assert(!(await page.locator("dialog#review[open]").count()), "no review is pending after the reload");
+    const count = (t) => t.split("にゃあ").length - 1;
+    assert(count(await chapterText()) === 1, `the edit is in the text once: ${await chapterText()}`);
+    await shot("e2e-5c-cut-off.png");
+    await script([{ type: "text", text: "鳴かせました。" }]);
+    await page.getByRole("button", { name: "Continue the cut-off turn" }).click();
+    await idle();
+    assert((await page.locator(".turn.agent").last().textContent()).includes("鳴かせました"), "the turn finished");
+    assert(count(await chapterText()) === 1, `still once: ${await chapterText()}`);
+    assert(await page.locator("#continue-run").isHidden(), "nothing left to continue");
+  });
+
   await check("6. with the proxy stopped the editor still works and the chat shows a clear error", async () => {
     proxy.kill();
     await new Promise((r) => setTimeout(r, 300));

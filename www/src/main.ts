@@ -34,6 +34,7 @@ const ui = {
   reviewDiff: byId<HTMLPreElement>("review-diff"),
   reviewReason: byId<HTMLInputElement>("review-reason"),
   reopenReview: byId<HTMLButtonElement>("reopen-review"),
+  continueRun: byId<HTMLButtonElement>("continue-run"),
   sessionSelect: byId<HTMLSelectElement>("session-select"),
   sessionTitle: byId<HTMLInputElement>("session-title"),
   newSession: byId<HTMLButtonElement>("new-session"),
@@ -179,16 +180,20 @@ async function switchSession(id: string): Promise<void> {
   await refreshArtifacts();
   await restoreTranscript();
   await refreshSessions();
-  const pending = await agent.pendingReview(session);
-  reviewing = pending !== null;
+  // A review that was decided before the tab closed is not asked again; a
+  // turn cut off mid-run (closed tab, crash) can be continued where it stopped.
+  const state = await agent.runState(session);
+  reviewing = state.state === "review";
+  ui.continueRun.hidden = state.state !== "unfinished";
   showStatus();
-  if (pending) openReview({ status: "interrupted", content: "", review: pending, strategy: null });
+  if (state.state === "review") openReview({ status: "interrupted", content: "", review: state.review, strategy: null });
 }
 
 function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
   if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
   if (code === "reload_required") return "This app was updated in another tab: reload this page to go on (nothing was lost).";
+  if (code === "review_pending") return "A change waits for your review: approve or reject it first (Open the pending review).";
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
@@ -204,6 +209,7 @@ function errorText(e: unknown): string {
 async function run(start: (options: { agentMode: boolean; signal: AbortSignal; onEvent: (e: AgentEvent) => void }) => Promise<RunResult>): Promise<void> {
   const controller = new AbortController();
   running = controller;
+  ui.continueRun.hidden = true;
   ui.send.disabled = true;
   ui.stop.disabled = false;
   const body = addTurn("agent");
@@ -514,6 +520,12 @@ async function main(): Promise<void> {
     event.preventDefault();
     const text = ui.input.value.trim();
     if (!text || running) return;
+    if (reviewing) {
+      // The words stay in the box until the review is answered.
+      showBanner(errorText(Object.assign(new Error(""), { code: "review_pending" })));
+      ui.reopenReview.hidden = false;
+      return;
+    }
     ui.input.value = "";
     addTurn("person", text);
     void run((options) => agent.send(session, text, options));
@@ -526,6 +538,10 @@ async function main(): Promise<void> {
     ui.composer.requestSubmit();
   });
   ui.stop.addEventListener("click", () => running?.abort());
+  ui.continueRun.addEventListener("click", () => {
+    if (running) return;
+    void run((options) => agent.continueRun(session, options));
+  });
   ui.transcript.addEventListener("click", (event) => {
     const button = (event.target as HTMLElement).closest<HTMLButtonElement>("button.source-artifact");
     if (button?.dataset.artifactId) showArtifact(button.dataset.artifactId);

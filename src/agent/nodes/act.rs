@@ -14,6 +14,7 @@ use super::super::AgentEnv;
 use super::search::merge_searches;
 use crate::graph::{Node, NodeError};
 use crate::llm::{Message, ToolCall};
+use crate::store::{Receipt, ReceiptOutcome};
 use crate::tools::ToolContext;
 
 pub(in crate::agent) fn tool_context(env: &AgentEnv, ctx: &Ctx<'_>) -> ToolContext {
@@ -43,27 +44,55 @@ impl From<String> for Executed {
 
 /// Runs one call: result text for the model; persisting tools' results
 /// become artifacts (a failure to save is a warning, not a failed call).
-pub(in crate::agent) async fn execute(env: &AgentEnv, call: &ToolCall, args: Value, ctx: &Ctx<'_>) -> Executed {
+///
+/// Effects are recorded with a [`Receipt`] so a step re-run after a crash
+/// never repeats them: a kept result lands in one batch with its receipt; a
+/// call with other effects gets a `started` receipt before it runs and a
+/// `done` one after. Read-only calls need none (running them again changes
+/// nothing).
+pub(in crate::agent) async fn execute(
+    env: &AgentEnv,
+    call: &ToolCall,
+    key: &str,
+    args: Value,
+    ctx: &Ctx<'_>,
+) -> Executed {
     let Some(tool) = env.tools.get(&call.function.name) else {
         return format!("Error: there is no tool named {:?}.", call.function.name).into();
     };
     let tool_ctx = tool_context(env, ctx);
-    match tool.call(&args, &tool_ctx).await {
+    let session = ctx.thread_id;
+    let effects = !tool.read_only() && tool.persists_as().is_none();
+    if effects {
+        let started = Receipt::new(session, key, ReceiptOutcome::Started, "");
+        if let Err(e) = env.db.record_receipt(&started).await {
+            // Nothing ran: the model (and the person) learn why.
+            return format!("Error: {} was not run: {e}", call.function.name).into();
+        }
+    }
+    let executed = match tool.call(&args, &tool_ctx).await {
         Ok(output) => {
+            let content = output.model_text().to_owned();
             if let Some(kind) = tool.persists_as() {
                 let title = output.artifact_title.clone().unwrap_or_else(|| call.function.name.clone());
-                match env
-                    .db
-                    .create_artifact(
-                        ctx.thread_id,
-                        kind,
-                        &title,
-                        &output.content,
-                        Default::default(),
-                        crate::store::Origin::Agent,
-                    )
-                    .await
-                {
+                let receipt = Receipt::new(session, key, ReceiptOutcome::Done, content.clone()).write();
+                let saved = match receipt {
+                    Ok(receipt) => {
+                        env.db
+                            .create_artifact_with(
+                                session,
+                                kind,
+                                &title,
+                                &output.content,
+                                Default::default(),
+                                crate::store::Origin::Agent,
+                                vec![receipt],
+                            )
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
+                match saved {
                     Ok(a) => ctx.emit(AgentEvent::Artifact {
                         data: ArtifactChange { id: a.id, action: "created", title: a.title },
                     }),
@@ -72,9 +101,27 @@ pub(in crate::agent) async fn execute(env: &AgentEnv, call: &ToolCall, args: Val
                     }
                 }
             }
-            Executed { content: output.model_text().to_owned(), links: output.links }
+            Executed { content, links: output.links }
         }
         Err(e) => format!("Error: {e}").into(),
+    };
+    if effects {
+        let done = Receipt::new(session, key, ReceiptOutcome::Done, executed.content.clone());
+        if let Err(e) = env.db.record_receipt(&done).await {
+            ctx.warning(format!("the outcome of {} was not recorded: {e}", call.function.name));
+        }
+    }
+    executed
+}
+
+/// The result a call's receipt stands for, given to the model instead of
+/// running the call again.
+pub(in crate::agent) fn replayed(receipt: &Receipt) -> String {
+    match receipt.outcome {
+        ReceiptOutcome::Done | ReceiptOutcome::Rejected => receipt.content.clone(),
+        ReceiptOutcome::Started => "Error: the outcome of this call is unknown: the page closed while it ran, and it \
+                                    was not run again. Check its target before calling it again."
+            .to_owned(),
     }
 }
 
@@ -102,6 +149,12 @@ impl Node<AgentState> for Tools {
             state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
         let mut results = Vec::with_capacity(pending.len());
         let merged_search = merge_searches(env, state, &pending, ctx).await?;
+        // Calls of this step that ran before a crash are not run again.
+        let receipts = env
+            .db
+            .receipts(ctx.thread_id)
+            .await
+            .map_err(|e| NodeError::failed(e.code(), format!("reading the session's tool receipts: {e}")))?;
 
         // The outbound rule (see `outbound`): checked before each call, since
         // a search earlier in the batch can bring web material in.
@@ -114,6 +167,11 @@ impl Node<AgentState> for Tools {
         for call in &pending {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
+            }
+            let key = state.call_key(call);
+            if let Some(receipt) = receipts.get(&key) {
+                results.push(Message::tool(call.id.clone(), replayed(receipt)));
+                continue;
             }
             let args = match (&merged_search, call.function.name.as_str()) {
                 (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),
@@ -134,7 +192,7 @@ impl Node<AgentState> for Tools {
                 }
             }
             ctx.active_tool(Some(&call.function.name));
-            let done = execute(env, call, args, ctx).await;
+            let done = execute(env, call, &key, args, ctx).await;
             exposed |= crate::context::untrusted::is_fenced(&done.content);
             links.extend(done.links.iter().cloned());
             new_links.extend(done.links);

@@ -10,7 +10,7 @@ mod route;
 mod search;
 
 pub use act::Tools;
-pub(super) use act::{execute, parse_arguments, tool_context};
+pub(in crate::agent) use act::{execute, parse_arguments, replayed, tool_context};
 pub use memory::{MemoryJudge, MemoryRefiner};
 pub use reply::{render_call, Agent, Chat};
 pub use route::{fallback_strategy, Router};
