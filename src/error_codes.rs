@@ -22,6 +22,7 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::Edit(s()),
         StoreError::Codec { store: s(), detail: s() },
         StoreError::Invalid { field: s(), message: s() },
+        StoreError::Conflict { id: s(), detail: s() },
         StoreError::ReloadRequired,
         StoreError::Backend(s()),
     ]
@@ -37,6 +38,7 @@ fn exhaustive_store(e: StoreError) {
         | StoreError::Edit(_)
         | StoreError::Codec { .. }
         | StoreError::Invalid { .. }
+        | StoreError::Conflict { .. }
         | StoreError::ReloadRequired
         | StoreError::Backend(_) => {}
     }

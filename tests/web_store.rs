@@ -119,7 +119,22 @@ async fn crud_index_queries_revisions_and_undo() {
 
     section.content = "\u{3000}吾輩は犬である。\r\n名前はまだ無い。\r\n".into();
     db.save_section(&section, Some(Origin::Agent), "edit_manuscript").await.unwrap();
+    // Read back from IndexedDB (numbers come back as integers), the record
+    // still matches what the agent wrote: no false conflict.
     db.undo_last(Origin::Agent).await.unwrap();
+    // Once the person writes after the agent, undo refuses and changes nothing.
+    let mut agents = db.section(&section.id).await.unwrap();
+    agents.content = "agent".into();
+    db.save_section(&agents, Some(Origin::Agent), "edit_manuscript").await.unwrap();
+    let mut persons = agents.clone();
+    persons.content = "agent, then mine".into();
+    db.edit_section_as_person(persons).await.unwrap();
+    assert_eq!(db.undo_last(Origin::Agent).await.unwrap_err().code(), "conflict");
+    assert_eq!(db.section(&section.id).await.unwrap().content, "agent, then mine");
+    let history = db.revisions_of(&section.id).await.unwrap();
+    assert_eq!(history.len(), 2, "read through the recordId index: {history:?}");
+    db.restore_revision(&history[1].id).await.unwrap();
+    assert_eq!(db.section(&section.id).await.unwrap().content, original);
     assert_eq!(db.section(&section.id).await.unwrap().content, original, "byte for byte");
     db.delete_project(&project.id).await.unwrap();
     assert!(db.sections(&project.id).await.unwrap().is_empty());

@@ -138,6 +138,7 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
         .iter()
         .any(|e| matches!(e, AgentEvent::ActiveTool { tool } if tool.as_deref() == Some("web_search"))));
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Artifact { .. })));
+    assert!(block_on(h.db.undo_last(Origin::Agent)).unwrap().is_none(), "a saved search result is not an undo target");
 }
 
 fn writing_setup(h: &Harness) -> (String, String) {

@@ -97,10 +97,12 @@ impl Db {
         lifecycle: Lifecycle,
         origin: Origin,
     ) -> Result<SessionArtifact> {
-        self.create_artifact_with(session_id, kind, title, content, lifecycle, origin, Vec::new()).await
+        self.create_artifact_with(session_id, kind, title, content, lifecycle, Some(origin), Vec::new()).await
     }
 
-    /// [`Db::create_artifact`] with more writes in the same atomic batch.
+    /// [`Db::create_artifact`] with more writes in the same atomic batch;
+    /// with no `origin`, no revision (a saved tool result is not something
+    /// to undo).
     #[allow(clippy::too_many_arguments)]
     pub async fn create_artifact_with(
         &self,
@@ -109,7 +111,7 @@ impl Db {
         title: &str,
         content: &str,
         lifecycle: Lifecycle,
-        origin: Origin,
+        origin: Option<Origin>,
         also: Vec<Write>,
     ) -> Result<SessionArtifact> {
         let now = platform::now_ms();
@@ -125,7 +127,7 @@ impl Db {
             lifecycle,
         };
         let value = Some(to_value(ARTIFACTS, &artifact)?);
-        self.change_with(ARTIFACTS, &artifact.id, value, Some(origin), "create_artifact", also).await?;
+        self.change_with(ARTIFACTS, &artifact.id, value, origin, "create_artifact", also).await?;
         Ok(artifact)
     }
 

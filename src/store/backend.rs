@@ -36,6 +36,12 @@ pub trait Backend {
     async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
         self.by_index_key(store, index, &Value::String(value.to_owned())).await
     }
+    /// The primary keys of the records whose single-field index `index`
+    /// equals `value`, in key order. IndexedDB reads them from the index
+    /// without loading any record.
+    async fn keys_by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<String>> {
+        self.by_index(store, index, value).await?.iter().map(|v| key_of(store, v)).collect()
+    }
     /// Every record of a store, by primary key.
     async fn all(&self, store: &str) -> Result<Vec<Value>>;
     /// Applies every write or none.

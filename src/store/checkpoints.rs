@@ -95,12 +95,16 @@ impl<S: GraphState> StoreCheckpointer<S> {
         if let Some(keys) = self.keys.borrow().get(thread) {
             return Ok(keys.clone());
         }
-        let keys: Vec<(u64, String)> = self
-            .records(thread)
-            .await?
-            .iter()
-            .filter_map(|r| Some((r.get("step")?.as_u64()?, r.get("id")?.as_str()?.to_owned())))
+        // Keys only (no checkpoint is loaded): `<thread>/<step, zero-padded>`.
+        let mut keys: Vec<(u64, String)> = self
+            .backend
+            .keys_by_index(CHECKPOINTS, "threadId", thread)
+            .await
+            .map_err(storage)?
+            .into_iter()
+            .filter_map(|key| Some((key.rsplit('/').next()?.parse().ok()?, key)))
             .collect();
+        super::order::sort_by(&mut keys, |a, b| a.cmp(b));
         self.keys.borrow_mut().insert(thread.to_owned(), keys.clone());
         Ok(keys)
     }

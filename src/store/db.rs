@@ -1,7 +1,7 @@
 //! `Db`: typed access to the person's data and the agent's artifacts over a
 //! [`Backend`]. Every change made on the agent's behalf writes the previous
 //! version as a [`Revision`] in the same atomic batch, so it can be undone
-//! byte for byte.
+//! byte for byte (see `history.rs`).
 
 use std::rc::Rc;
 
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::backend::{Backend, Write};
 use super::error::{Result, StoreError};
+use super::history::Change;
 use super::model::stores::*;
 use super::model::*;
 use crate::platform;
@@ -23,7 +24,7 @@ pub enum Origin {
 }
 
 impl Origin {
-    fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             Origin::Agent => "agent",
             Origin::User => "user",
@@ -110,57 +111,8 @@ impl Db {
         reason: &str,
         also: Vec<Write>,
     ) -> Result<()> {
-        let mut writes = Vec::with_capacity(2 + also.len());
-        if let Some(origin) = origin {
-            let before = self.backend.get(store, id).await?;
-            let revision = Revision {
-                id: revision_id(),
-                store: store.to_owned(),
-                record_id: id.to_owned(),
-                before,
-                origin: origin.as_str().to_owned(),
-                reason: reason.to_owned(),
-                created_at: platform::now_ms(),
-            };
-            writes.push(Write::Put { store: REVISIONS, value: to_value(REVISIONS, &revision)? });
-        }
-        writes.push(match new {
-            Some(value) => Write::Put { store, value },
-            None => Write::Delete { store, key: id.to_owned() },
-        });
-        writes.extend(also);
-        self.backend.write(writes).await
-    }
-
-    // ---- revisions and undo -----------------------------------------------
-
-    /// Revisions made by `origin`, newest first.
-    pub async fn revisions(&self, origin: Origin) -> Result<Vec<Revision>> {
-        let mut list: Vec<Revision> = self.list(REVISIONS, "origin", origin.as_str()).await?;
-        super::order::sort_by(&mut list, |a, b| b.id.cmp(&a.id));
-        Ok(list)
-    }
-
-    /// Undoes the newest change made by `origin`: the record returns to its
-    /// previous version exactly (or disappears if the change created it), in
-    /// one batch with the revision's removal. `None` when there is nothing to undo.
-    pub async fn undo_last(&self, origin: Origin) -> Result<Option<Revision>> {
-        let Some(revision) = self.revisions(origin).await?.into_iter().next() else {
-            return Ok(None);
-        };
-        let store =
-            [ARTIFACTS, SECTIONS, PLOTS, PROJECTS].into_iter().find(|s| *s == revision.store).ok_or_else(|| {
-                StoreError::Codec { store: revision.store.clone(), detail: "unknown store in a revision".into() }
-            })?;
-        let writes = vec![
-            match &revision.before {
-                Some(before) => Write::Put { store, value: before.clone() },
-                None => Write::Delete { store, key: revision.record_id.clone() },
-            },
-            Write::Delete { store: REVISIONS, key: revision.id.clone() },
-        ];
-        self.backend.write(writes).await?;
-        Ok(Some(revision))
+        let change = Change { store, id: id.to_owned(), new };
+        self.change_all(vec![change], origin, reason, also).await
     }
 
     // ---- settings ---------------------------------------------------------------

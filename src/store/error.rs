@@ -28,6 +28,10 @@ pub enum StoreError {
     /// of another project...); `field` says where. Nothing was written.
     #[error("{field}: {message}")]
     Invalid { field: String, message: String },
+    /// The record changed since the version a write or an undo was based
+    /// on; nothing was written.
+    #[error("{id:?} changed in the meantime: {detail}")]
+    Conflict { id: String, detail: String },
     /// Another tab opened a newer version of the database: this connection
     /// was closed so that tab could upgrade; reload to use the new version.
     #[error("the app was updated in another tab: reload this page to go on (nothing was written)")]
@@ -48,6 +52,7 @@ impl StoreError {
             StoreError::Edit(_) => "edit_failed",
             StoreError::Codec { .. } => "codec",
             StoreError::Invalid { .. } => "invalid_argument",
+            StoreError::Conflict { .. } => "conflict",
             StoreError::ReloadRequired => "reload_required",
             StoreError::Backend(_) => "storage",
         }

@@ -11,6 +11,7 @@ mod backend;
 mod checkpoints;
 mod db;
 mod error;
+mod history;
 mod memories;
 mod model;
 mod order;
@@ -28,6 +29,9 @@ pub use backend::{key_of, Backend, MemoryBackend, Write};
 pub use checkpoints::StoreCheckpointer;
 pub use db::{Db, Origin};
 pub use error::{Result, StoreError};
+#[cfg(test)]
+pub(crate) use history::fingerprint as history_fingerprint;
+pub use history::{RevisionInfo, KEEP_PER_RECORD};
 #[cfg(all(target_arch = "wasm32", target_os = "unknown", feature = "test-hooks"))]
 pub use idb::testing as idb_testing;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

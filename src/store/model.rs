@@ -175,6 +175,15 @@ pub struct Revision {
     /// What the change was (the tool name, for the agent's).
     pub reason: String,
     pub created_at: f64,
+    /// Fingerprint of what the change wrote (see `history::fingerprint`):
+    /// undo reverts only while the record still is exactly that. Absent in
+    /// revisions written before schema v6.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// Revisions of one batch (a cascaded delete) share a group; undo
+    /// restores the group whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// What an undo restored, as the person's app is told.

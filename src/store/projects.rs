@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::backend::{key_of, Write};
 use super::db::{by_order, from_value, to_value, Db, Origin};
 use super::error::{Result, StoreError};
+use super::history::Change;
 use super::model::stores::*;
 use super::model::*;
 use super::tree::{check_forest, check_placement, subtree, TreeRecord};
@@ -149,11 +150,10 @@ impl Db {
     pub async fn delete_section(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let section = self.section(id).await?;
         let all = self.sections(&section.project_id).await?;
-        // Children first, so a crash between two deletes leaves no orphan.
-        for child in subtree(id, &all).iter().rev() {
-            self.change(SECTIONS, child, None, origin, "delete_section").await?;
-        }
-        Ok(())
+        // One batch, one revision group: undo brings the whole subtree back.
+        let changes =
+            subtree(id, &all).iter().map(|child| Change { store: SECTIONS, id: child.clone(), new: None }).collect();
+        self.change_all(changes, origin, "delete_section", Vec::new()).await
     }
 
     /// The project's plot items, in order (parents before their children's order is up to the caller).
@@ -178,10 +178,9 @@ impl Db {
     pub async fn delete_plot_item(&self, id: &str, origin: Option<Origin>) -> Result<()> {
         let item = self.plot_item(id).await?;
         let all = self.plot(&item.project_id).await?;
-        for child in subtree(id, &all).iter().rev() {
-            self.change(PLOTS, child, None, origin, "delete_plot_item").await?;
-        }
-        Ok(())
+        let changes =
+            subtree(id, &all).iter().map(|child| Change { store: PLOTS, id: child.clone(), new: None }).collect();
+        self.change_all(changes, origin, "delete_plot_item", Vec::new()).await
     }
 
     /// A whole project as one JSON document (backup, moving browsers).

@@ -378,3 +378,72 @@ fn deletes_end_on_looping_data_another_app_wrote() {
     block_on(db.delete_plot_item("a", Some(Origin::User))).unwrap();
     assert!(block_on(db.plot(&p.id)).unwrap().is_empty());
 }
+
+// ---- history: undo that never clobbers the person ----------------------------
+
+#[test]
+fn undo_refuses_once_the_person_wrote_after_the_agent() {
+    let db = db();
+    let project = block_on(db.create_project("Novel", "")).unwrap();
+    let mut section = block_on(db.add_section(&project.id, None, "Chapter 1", "cat\n")).unwrap();
+    section.content = "dog\n".into();
+    block_on(db.save_section(&section, Some(Origin::Agent), "edit_manuscript")).unwrap();
+    section.content = "dog, and my own new paragraph\n".into();
+    block_on(db.edit_section_as_person(section.clone())).unwrap();
+    let refused = block_on(db.undo_last(Origin::Agent)).unwrap_err();
+    assert_eq!(refused.code(), "conflict", "{refused}");
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "dog, and my own new paragraph\n");
+    assert_eq!(block_on(db.revisions(Origin::Agent)).unwrap().len(), 1, "the revision is kept");
+    // The history still offers the agent's starting point.
+    let history = block_on(db.revisions_of(&section.id)).unwrap();
+    assert_eq!(history.iter().map(|r| r.origin.as_str()).collect::<Vec<_>>(), ["user", "agent"]);
+    let restored = block_on(db.restore_revision(&history[1].id)).unwrap();
+    assert_eq!(restored.reason, "edit_manuscript");
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "cat\n");
+    // The restore is a change of its own, and restorable in turn.
+    let history = block_on(db.revisions_of(&section.id)).unwrap();
+    assert_eq!(history[0].reason, "restore");
+    block_on(db.restore_revision(&history[0].id)).unwrap();
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "dog, and my own new paragraph\n");
+}
+
+#[test]
+fn a_cascaded_delete_is_one_undo() {
+    let db = db();
+    let project = block_on(db.create_project("Novel", "")).unwrap();
+    let chapter = block_on(db.add_section(&project.id, None, "Chapter 1", "one")).unwrap();
+    let a = block_on(db.add_section(&project.id, Some(&chapter.id), "1.1", "a")).unwrap();
+    block_on(db.add_section(&project.id, Some(&a.id), "1.1.1", "deep")).unwrap();
+    block_on(db.delete_section(&chapter.id, Some(Origin::Agent))).unwrap();
+    assert!(block_on(db.sections(&project.id)).unwrap().is_empty());
+    block_on(db.undo_last(Origin::Agent)).unwrap().unwrap();
+    assert_eq!(block_on(db.sections(&project.id)).unwrap().len(), 3, "the whole subtree is back");
+    assert!(block_on(db.undo_last(Origin::Agent)).unwrap().is_none());
+}
+
+#[test]
+fn a_record_keeps_its_newest_revisions_only() {
+    let db = db();
+    let project = block_on(db.create_project("Novel", "")).unwrap();
+    let mut section = block_on(db.add_section(&project.id, None, "Chapter 1", "v0")).unwrap();
+    for i in 1..=(KEEP_PER_RECORD + 7) {
+        section.content = format!("v{i}");
+        block_on(db.save_section(&section, Some(Origin::Agent), "edit_manuscript")).unwrap();
+    }
+    let history = block_on(db.revisions_of(&section.id)).unwrap();
+    assert_eq!(history.len(), KEEP_PER_RECORD);
+    assert_eq!(history[0].before_chars, format!("v{}", KEEP_PER_RECORD + 6).chars().count());
+    // The oldest kept is the change from v7 to v8.
+    block_on(db.restore_revision(&history.last().unwrap().id)).unwrap();
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "v7");
+}
+
+#[test]
+fn a_fingerprint_survives_the_trip_through_indexeddbs_numbers() {
+    use crate::store::history_fingerprint as fingerprint;
+    let written = json!({"id": "s", "order": 1.0, "createdAt": 1700000000000.0, "title": "章"});
+    let read_back = json!({"title": "章", "createdAt": 1700000000000u64, "order": 1, "id": "s"});
+    assert_eq!(fingerprint(Some(&written)), fingerprint(Some(&read_back)));
+    assert_ne!(fingerprint(Some(&written)), fingerprint(Some(&json!({"id": "s", "order": 2.0}))));
+    assert_ne!(fingerprint(None), fingerprint(Some(&serde_json::Value::Null)));
+}

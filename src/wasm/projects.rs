@@ -1,5 +1,5 @@
-//! The person's projects: manuscripts, plots, export/import, and undo of
-//! the agent's changes.
+//! The person's projects: manuscripts, plots, export/import, undo of the
+//! agent's changes and each record's history.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -18,6 +18,21 @@ export interface ManuscriptSection {
 }
 /** What `undo` restored. */
 export interface UndoneChange { store: string; recordId: string; reason: string; createdAt: number }
+/** One change in a record's history (`revisions`): who made it, when, and why. */
+export interface Revision {
+  id: string;
+  /** "manuscripts" | "plots" | "sessionArtifacts" | "projects". */
+  store: string;
+  recordId: string;
+  origin: "agent" | "user";
+  /** The tool for the agent's changes; "edit", "restore", ... for the person's. */
+  reason: string;
+  createdAt: number;
+  /** The change created the record (restoring it deletes the record). */
+  created: boolean;
+  /** Characters of the version before the change (what `restoreRevision` puts back). */
+  beforeChars: number;
+}
 export interface PlotItem {
   id: string; projectId: string; parentId: string | null; title: string; summary: string; order: number;
   createdAt: number; updatedAt: number;
@@ -151,8 +166,30 @@ impl JsAgent {
         })
     }
 
-    /// Undoes the agent's last change (manuscript, plot or artifact), byte for
-    /// byte; resolves to what was undone, or null when there is nothing.
+    /// A record's history (a section, plot item or artifact), newest first:
+    /// the newest 50 changes are kept per record.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Revision[]>")]
+    pub fn revisions(&self, #[wasm_bindgen(js_name = targetId)] target_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.revisions_of(&target_id).await.map_err(error::store)?) })
+    }
+
+    /// Puts back the version from before a revision's change, as a new
+    /// change of the person's (in the history too, so it can be reverted).
+    #[wasm_bindgen(js_name = restoreRevision, unchecked_return_type = "Promise<void>")]
+    pub fn restore_revision(&self, #[wasm_bindgen(js_name = revisionId)] revision_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.restore_revision(&revision_id).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Undoes the agent's last change (manuscript, plot or artifact; a
+    /// cascaded delete whole), byte for byte; resolves to what was undone, or
+    /// null when there is nothing. Rejects with `conflict`, changing nothing,
+    /// when the record was written since (the person's later edit is never
+    /// thrown away; `revisions` and `restoreRevision` can still go back).
     #[wasm_bindgen(unchecked_return_type = "Promise<UndoneChange | null>")]
     pub fn undo(&self) -> Promise {
         let db = self.db.clone();

@@ -337,6 +337,34 @@ async function scenarios(browser) {
     assert(await page.locator("#continue-run").isHidden(), "nothing left to continue");
   });
 
+  await check("5d. text typed during a run survives it; undo after the person's save is refused and changes nothing; the history restores an earlier version", async () => {
+    const agentVersion = await chapterText();
+    const mine = `${agentVersion}\u3000私が書き足した一文。\n`;
+    await page.locator("#chapter-text").fill(mine);
+    await script([routed("chat_only"), { type: "text", text: "はい。" }]);
+    await say("ちょっと待ってね");
+    await idle();
+    assert((await chapterText()) === mine, "the unsaved text is still in the editor after the run");
+    await page.getByRole("button", { name: "Save chapter" }).click();
+    await page.waitForFunction(() => document.querySelector("#history-list li")?.textContent.includes("changed by you"));
+    await page.getByRole("button", { name: "Undo agent change" }).click();
+    await page.waitForSelector("#banner:not([hidden])");
+    const banner = await page.locator("#banner").textContent();
+    assert(banner.includes("nothing was undone"), `banner: ${banner}`);
+    assert((await chapterText()) === mine, "the person's text is untouched");
+    await page.locator("#history summary").click();
+    const items = page.locator("#history-list li");
+    assert((await items.count()) >= 2, "the chapter has a history");
+    await shot("e2e-5d-history.png");
+    // The newest agent entry: restoring it puts back the text from before the にゃあ edit.
+    const agentEntry = items.filter({ hasText: "the agent (edit_manuscript)" }).first();
+    await agentEntry.getByRole("button", { name: "Restore the version before" }).click();
+    await page.waitForFunction(() => !document.querySelector("#chapter-text").value.includes("にゃあ"));
+    assert(!(await chapterText()).includes("私が書き足した"), "the restored version is the earlier one");
+    await page.waitForFunction(() => document.querySelector("#history-list li")?.textContent.includes("a restore"));
+    assert(await page.locator("#banner").isHidden(), "the refusal's notice goes once the person acted on it");
+  });
+
   await check("6. with the proxy stopped the editor still works and the chat shows a clear error", async () => {
     proxy.kill();
     await new Promise((r) => setTimeout(r, 300));

@@ -51,6 +51,8 @@ const ui = {
   chapterText: byId<HTMLTextAreaElement>("chapter-text"),
   chapterLabel: byId<HTMLLabelElement>("chapter-label"),
   saveChapter: byId<HTMLButtonElement>("save-chapter"),
+  history: byId<HTMLDetailsElement>("history"),
+  historyList: byId<HTMLOListElement>("history-list"),
   undo: byId<HTMLButtonElement>("undo"),
   mainModel: byId<HTMLInputElement>("main-model"),
   subModel: byId<HTMLInputElement>("sub-model"),
@@ -69,6 +71,8 @@ let running: AbortController | null = null;
 let phase = "idle";
 let activeTool: string | null = null;
 let currentSection: ManuscriptSection | null = null;
+/** The chapter text has edits that are not saved yet: nothing overwrites them. */
+let dirty = false;
 let reviewing = false;
 /** The session's artifacts as last listed (to link cited sources to them). */
 let artifactsSeen: Artifact[] = [];
@@ -193,6 +197,7 @@ function errorText(e: unknown): string {
   const code = e instanceof Error ? (e as Error & { code?: string }).code : undefined;
   if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
   if (code === "reload_required") return "This app was updated in another tab: reload this page to go on (nothing was lost).";
+  if (code === "conflict") return "The text was changed after the agent's change, so undo would throw that work away: nothing was undone. The chapter's history can restore any version.";
   if (code === "review_pending") return "A change waits for your review: approve or reject it first (Open the pending review).";
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
@@ -380,18 +385,56 @@ async function refreshChapters(selectId?: string): Promise<void> {
 
 function openSection(section: ManuscriptSection): void {
   currentSection = section;
+  dirty = false;
   ui.chapterLabel.textContent = `Chapter text: ${section.title} (id ${section.id.slice(0, 8)})`;
   ui.chapterText.value = section.content;
   ui.chapterText.disabled = false;
   ui.saveChapter.disabled = false;
   ui.chapterText.dataset.sectionId = section.id;
+  void refreshHistory();
 }
 
+/** Re-reads the open chapter, unless the person has unsaved text in it. */
 async function refreshSection(): Promise<void> {
   if (!currentSection) return;
   const sections = await agent.sections(currentSection.projectId);
   const fresh = sections.find((s) => s.id === currentSection?.id);
-  if (fresh) openSection(fresh);
+  if (!fresh) return;
+  if (!dirty) {
+    openSection(fresh);
+  } else if (fresh.content !== currentSection.content) {
+    showBanner("The chapter changed while you were typing. Your unsaved text is kept in the editor; the other version is in the chapter's history.");
+    void refreshHistory();
+  }
+}
+
+async function refreshHistory(): Promise<void> {
+  const section = currentSection;
+  ui.historyList.replaceChildren();
+  if (!section) return;
+  const revisions = await agent.revisions(section.id);
+  for (const revision of revisions) {
+    const item = document.createElement("li");
+    const when = new Date(revision.createdAt).toLocaleString();
+    const who = revision.origin === "agent" ? `the agent (${revision.reason})` : revision.reason === "restore" ? "you (a restore)" : "you";
+    item.textContent = `${when}: changed by ${who}; before it, ${revision.created ? "the chapter did not exist" : `${revision.beforeChars} characters`} `;
+    if (!revision.created) {
+      const restore = document.createElement("button");
+      restore.type = "button";
+      restore.className = "secondary";
+      restore.textContent = "Restore the version before";
+      restore.dataset.revision = revision.id;
+      restore.addEventListener("click", () => {
+        void agent.restoreRevision(revision.id).then(async () => {
+          dirty = false;
+          showBanner(null);
+          await refreshSection();
+        }, (e: unknown) => showBanner(errorText(e)));
+      });
+      item.append(restore);
+    }
+    ui.historyList.append(item);
+  }
 }
 
 // ---- wiring -----------------------------------------------------------------
@@ -578,17 +621,30 @@ async function main(): Promise<void> {
       return refreshChapters(s.id);
     });
   });
+  ui.chapterText.addEventListener("input", () => {
+    dirty = true;
+  });
   ui.saveChapter.addEventListener("click", () => {
     if (!currentSection) return;
     const section = { ...currentSection, content: ui.chapterText.value };
-    void agent.saveSection(section).then(() => refreshChapters(section.id));
+    void agent.saveSection(section).then(
+      () => {
+        dirty = false;
+        return refreshChapters(section.id);
+      },
+      // The text stays in the editor; the person learns why it was not saved.
+      (e: unknown) => showBanner(`The chapter was not saved: ${errorText(e)}`),
+    );
   });
   ui.undo.addEventListener("click", () => {
-    void agent.undo().then(async (undone) => {
-      showBanner(undone ? null : "Nothing of the agent's to undo.");
-      await refreshArtifacts();
-      await refreshSection();
-    });
+    void agent.undo().then(
+      async (undone) => {
+        showBanner(undone ? null : "Nothing of the agent's to undo.");
+        await refreshArtifacts();
+        await refreshSection();
+      },
+      (e: unknown) => showBanner(errorText(e)),
+    );
   });
   ui.saveSettings.addEventListener("click", () => void saveSettings());
 }

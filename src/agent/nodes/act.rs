@@ -85,7 +85,8 @@ pub(in crate::agent) async fn execute(
                                 &title,
                                 &output.content,
                                 Default::default(),
-                                crate::store::Origin::Agent,
+                                // A saved read is not an undo target.
+                                None,
                                 vec![receipt],
                             )
                             .await

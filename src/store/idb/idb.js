@@ -35,6 +35,19 @@ export function transactionPromise(tx) {
 }
 
 /**
+ * A read-write transaction that commits only once the data is on disk
+ * (`durability: "strict"`; the browser's default may report completion
+ * earlier). Browsers without the option ignore it.
+ *
+ * @param {IDBDatabase} db
+ * @param {string[]} stores
+ * @returns {IDBTransaction}
+ */
+export function strictTransaction(db, stores) {
+  return db.transaction(stores, "readwrite", { durability: "strict" });
+}
+
+/**
  * The keys of `index` between `lower` and `upper`, read by a key cursor
  * (no record is loaded: the artifact index lives in the keys).
  *

@@ -36,7 +36,7 @@ pub use write::testing;
 
 use super::backend::{Backend, Write};
 use super::error::{Result, StoreError};
-use super::model::stores::ARTIFACTS;
+use super::model::stores::{ARTIFACTS, PLOTS, PROJECTS, SECTIONS};
 use super::model::{ArtifactSnippet, INDEX_FIELD};
 use super::schema;
 
@@ -56,6 +56,8 @@ extern "C" {
     fn close_for_upgrades(db: &IdbDatabase, on_closed: &js_sys::Function);
     #[wasm_bindgen(js_name = deleteDatabase)]
     fn delete_database(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = strictTransaction, catch)]
+    fn strict_transaction(db: &IdbDatabase, stores: Vec<String>) -> std::result::Result<IdbTransaction, JsValue>;
 }
 
 /// The IndexedDB database of atelier-agent.
@@ -158,6 +160,12 @@ impl IdbBackend {
         if self.closed_for_upgrade.get() {
             return Err(StoreError::ReloadRequired);
         }
+        // The person's work (manuscripts, plots, projects) is on disk when a
+        // write reports success; everything else keeps the faster default.
+        if mode == IdbTransactionMode::Readwrite && stores.iter().any(|s| [SECTIONS, PLOTS, PROJECTS].contains(s)) {
+            let names = stores.iter().map(|s| (*s).to_owned()).collect();
+            return strict_transaction(&self.db, names).map_err(|e| store_error(&e));
+        }
         let tx = match stores {
             [one] => self.db.transaction_with_str_and_mode(one, mode),
             _ => {
@@ -199,6 +207,11 @@ impl Backend for IdbBackend {
         let key = to_js(key)?;
         let all = self.read(store, |s| s.index(index)?.get_all_with_key(&key)).await?;
         Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+    }
+
+    async fn keys_by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<String>> {
+        let keys = self.read(store, |s| s.index(index)?.get_all_keys_with_key(&JsValue::from_str(value))).await?;
+        from_js::<Vec<String>>(store, &keys)
     }
 
     async fn all(&self, store: &str) -> Result<Vec<Value>> {

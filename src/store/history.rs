@@ -1,0 +1,240 @@
+//! History: every change made on the agent's behalf (and every undoable
+//! edit of the person's) keeps the record's previous version as a
+//! [`Revision`], written in the same atomic batch as the change.
+//!
+//! - **Undo never clobbers the person.** A revision carries a fingerprint of
+//!   what its change wrote; [`Db::undo_last`] restores the previous version
+//!   only while the record is still exactly that, and fails with `conflict`
+//!   (changing nothing) once anyone wrote the record since.
+//! - **One action, one undo.** The revisions of one batch (a chapter deleted
+//!   with its sections) share a group, and undo restores the group whole.
+//! - **History per record.** [`Db::revisions_of`] lists a record's
+//!   revisions through the `recordId` index; [`Db::restore_revision`] puts a
+//!   past version back as a new change, so a restore can be undone too.
+//! - **Bounded.** A record keeps its newest [`KEEP_PER_RECORD`] revisions:
+//!   each change deletes the oldest beyond that in its own batch (read from
+//!   the index's keys, no record loaded).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::backend::Write;
+use super::db::{revision_id, to_value, Db, Origin};
+use super::error::{Result, StoreError};
+use super::model::stores::*;
+use super::model::Revision;
+use crate::platform;
+
+/// Revisions kept per record (the newest).
+pub const KEEP_PER_RECORD: usize = 50;
+
+/// One record's change within a batch.
+pub(crate) struct Change {
+    pub store: &'static str,
+    pub id: String,
+    /// The new record; `None` deletes it.
+    pub new: Option<Value>,
+}
+
+/// A revision as a history list shows it (without the stored text).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevisionInfo {
+    pub id: String,
+    pub store: String,
+    pub record_id: String,
+    /// "agent" or "user".
+    pub origin: String,
+    /// What the change was (the tool name for the agent's, "edit", "restore", ...).
+    pub reason: String,
+    pub created_at: f64,
+    /// Whether the change created the record (there is no earlier version).
+    pub created: bool,
+    /// Length of the version before the change (its `content`, else the record), in characters.
+    pub before_chars: usize,
+}
+
+impl From<&Revision> for RevisionInfo {
+    fn from(r: &Revision) -> RevisionInfo {
+        let before_chars = match &r.before {
+            Some(before) => match before.get("content").and_then(Value::as_str) {
+                Some(text) => text.chars().count(),
+                None => before.to_string().chars().count(),
+            },
+            None => 0,
+        };
+        RevisionInfo {
+            id: r.id.clone(),
+            store: r.store.clone(),
+            record_id: r.record_id.clone(),
+            origin: r.origin.clone(),
+            reason: r.reason.clone(),
+            created_at: r.created_at,
+            created: r.before.is_none(),
+            before_chars,
+        }
+    }
+}
+
+/// A fingerprint of a record as stored (or of its absence): FNV-1a over a
+/// canonical form (keys sorted, every number as a float, the storage-only
+/// index field left out), so a record read back from IndexedDB, whose
+/// numbers come back as integers, matches what was written.
+pub(crate) fn fingerprint(record: Option<&Value>) -> String {
+    fn feed(hash: &mut u64, bytes: &[u8]) {
+        for b in bytes {
+            *hash ^= u64::from(*b);
+            *hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn walk(hash: &mut u64, value: &Value) {
+        match value {
+            Value::Null => feed(hash, b"n"),
+            Value::Bool(b) => feed(hash, if *b { b"t" } else { b"f" }),
+            Value::Number(n) => feed(hash, format!("#{}", n.as_f64().unwrap_or(f64::NAN)).as_bytes()),
+            Value::String(s) => {
+                feed(hash, format!("s{}:", s.len()).as_bytes());
+                feed(hash, s.as_bytes());
+            }
+            Value::Array(items) => {
+                feed(hash, format!("a{}", items.len()).as_bytes());
+                items.iter().for_each(|v| walk(hash, v));
+            }
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().filter(|k| k.as_str() != super::model::INDEX_FIELD).collect();
+                keys.sort();
+                feed(hash, format!("o{}", keys.len()).as_bytes());
+                for key in keys {
+                    feed(hash, format!("k{}:", key.len()).as_bytes());
+                    feed(hash, key.as_bytes());
+                    walk(hash, &map[key]);
+                }
+            }
+        }
+    }
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    match record {
+        Some(value) => walk(&mut hash, value),
+        None => feed(&mut hash, b"absent"),
+    }
+    format!("{hash:016x}")
+}
+
+/// The object store a revision names (only stores that keep history).
+fn history_store(revision: &Revision) -> Result<&'static str> {
+    [ARTIFACTS, SECTIONS, PLOTS, PROJECTS].into_iter().find(|s| *s == revision.store).ok_or_else(|| StoreError::Codec {
+        store: revision.store.clone(),
+        detail: "unknown store in a revision".into(),
+    })
+}
+
+impl Db {
+    /// Writes `changes` in one atomic batch with `also`; when `origin` is
+    /// given, each change keeps the previous version as a revision (one
+    /// group for the batch) and each record's oldest revisions beyond
+    /// [`KEEP_PER_RECORD`] are deleted.
+    pub(crate) async fn change_all(
+        &self,
+        changes: Vec<Change>,
+        origin: Option<Origin>,
+        reason: &str,
+        also: Vec<Write>,
+    ) -> Result<()> {
+        let mut writes = Vec::with_capacity(2 * changes.len() + also.len());
+        if let Some(origin) = origin {
+            let group = (changes.len() > 1).then(revision_id);
+            for change in &changes {
+                let before = self.backend.get(change.store, &change.id).await?;
+                let revision = Revision {
+                    id: revision_id(),
+                    store: change.store.to_owned(),
+                    record_id: change.id.clone(),
+                    before,
+                    origin: origin.as_str().to_owned(),
+                    reason: reason.to_owned(),
+                    created_at: platform::now_ms(),
+                    after: Some(fingerprint(change.new.as_ref())),
+                    group: group.clone(),
+                };
+                let kept = self.backend.keys_by_index(REVISIONS, "recordId", &change.id).await?;
+                let excess = (kept.len() + 1).saturating_sub(KEEP_PER_RECORD);
+                writes.extend(kept.into_iter().take(excess).map(|key| Write::Delete { store: REVISIONS, key }));
+                writes.push(Write::Put { store: REVISIONS, value: to_value(REVISIONS, &revision)? });
+            }
+        }
+        for change in changes {
+            writes.push(match change.new {
+                Some(value) => Write::Put { store: change.store, value },
+                None => Write::Delete { store: change.store, key: change.id },
+            });
+        }
+        writes.extend(also);
+        self.backend.write(writes).await
+    }
+
+    /// Revisions made by `origin`, newest first.
+    pub async fn revisions(&self, origin: Origin) -> Result<Vec<Revision>> {
+        let mut list: Vec<Revision> = self.list(REVISIONS, "origin", origin.as_str()).await?;
+        super::order::sort_by(&mut list, |a, b| b.id.cmp(&a.id));
+        Ok(list)
+    }
+
+    /// A record's history, newest first.
+    pub async fn revisions_of(&self, record_id: &str) -> Result<Vec<RevisionInfo>> {
+        let mut list: Vec<Revision> = self.list(REVISIONS, "recordId", record_id).await?;
+        super::order::sort_by(&mut list, |a, b| b.id.cmp(&a.id));
+        Ok(list.iter().map(RevisionInfo::from).collect())
+    }
+
+    /// Undoes the newest change made by `origin` (with the rest of its
+    /// group): each record returns to its previous version exactly (or
+    /// disappears if the change created it), in one batch with the
+    /// revisions' removal. `None` when there is nothing to undo. Fails with
+    /// `conflict`, changing nothing, when a record was written since.
+    pub async fn undo_last(&self, origin: Origin) -> Result<Option<Revision>> {
+        let list = self.revisions(origin).await?;
+        let Some(newest) = list.first().cloned() else {
+            return Ok(None);
+        };
+        let group: Vec<&Revision> = match &newest.group {
+            Some(group) => list.iter().filter(|r| r.group.as_ref() == Some(group)).collect(),
+            None => vec![&newest],
+        };
+        let mut writes = Vec::with_capacity(2 * group.len());
+        for revision in &group {
+            let store = history_store(revision)?;
+            if let Some(after) = &revision.after {
+                let current = self.backend.get(store, &revision.record_id).await?;
+                if fingerprint(current.as_ref()) != *after {
+                    return Err(StoreError::Conflict {
+                        id: revision.record_id.clone(),
+                        detail: format!(
+                            "it was changed after the {} change ({}) that undo would revert; nothing was undone \
+                             (its history can restore any version)",
+                            revision.origin, revision.reason
+                        ),
+                    });
+                }
+            }
+            writes.push(match &revision.before {
+                Some(before) => Write::Put { store, value: before.clone() },
+                None => Write::Delete { store, key: revision.record_id.clone() },
+            });
+            writes.push(Write::Delete { store: REVISIONS, key: revision.id.clone() });
+        }
+        self.backend.write(writes).await?;
+        Ok(Some(newest))
+    }
+
+    /// Puts back the version a revision kept (the record as it was before
+    /// that change; deleting it when the change created it), as the person's
+    /// new change: it gets a revision of its own, so it can be undone or
+    /// restored past in turn.
+    pub async fn restore_revision(&self, revision_id: &str) -> Result<RevisionInfo> {
+        let revision: Revision = self.require(REVISIONS, revision_id).await?;
+        let store = history_store(&revision)?;
+        let change = Change { store, id: revision.record_id.clone(), new: revision.before.clone() };
+        self.change_all(vec![change], Some(Origin::User), "restore", Vec::new()).await?;
+        Ok(RevisionInfo::from(&revision))
+    }
+}
