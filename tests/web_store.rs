@@ -171,6 +171,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
             names,
             [
                 "artifactIndexStale",
+                "checkpointBlobs",
                 "checkpoints",
                 "manuscripts",
                 "memories",

@@ -63,6 +63,15 @@ export async function storeBench(params = {}) {
       putTimes.push(ms);
       putTimesByActivity[rec.isActive === true].push(ms);
     }
+    // The person's chapter saves (manuscripts use strict durability): the
+    // same texts as the single puts, each a save of its own.
+    const chapter = await store.addChapter();
+    const saveTimes = [];
+    for (const rec of single) {
+      t0 = performance.now();
+      await store.saveSection(chapter, rec.content);
+      saveTimes.push(performance.now() - t0);
+    }
     const finalCount = await store.count();
     return {
       bulk_put_rps: o.records / (bulkMs / 1000),
@@ -72,6 +81,7 @@ export async function storeBench(params = {}) {
       // Only active artifacts are indexed: their puts write the snippet key.
       single_put_active_ms: median(putTimesByActivity[true]),
       single_put_inactive_ms: median(putTimesByActivity[false]),
+      section_save_strict_ms: median(saveTimes),
       // The first query after the bulk put also adds the session's index fields.
       snippet_first_ms: snippetTimes[0],
       active_count: snippet ? snippet.split("\n\n### [ID: ").length : 0,

@@ -805,3 +805,44 @@ fn a_new_message_while_a_review_waits_is_refused() {
     assert_eq!(block_on(h.agent.continue_run("s1", agent_on())).unwrap_err().code, "review_pending");
     assert!(block_on(h.agent.pending_review("s1")).unwrap().is_some(), "the review is still there");
 }
+
+// ---- bounded storage -----------------------------------------------------------
+
+/// A 20-turn session that opens a different 1 MB page every turn stores each
+/// page once (the artifact) plus the model's capped copy once (a blob), not
+/// another copy in every checkpoint. Prints the figure for BENCHMARKS.md.
+#[test]
+fn twenty_turns_of_one_megabyte_pages_store_about_their_unique_content() {
+    let h = harness(vec![]);
+    let mut unique = 0usize;
+    for turn in 0..20 {
+        let url = format!("https://site{turn}.example/long");
+        let text =
+            format!("Page {turn}. ") + &"Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(17_550);
+        unique += text.len();
+        h.web.pages.borrow_mut().push(page(&url, &text));
+        play(
+            &h,
+            vec![
+                json_reply(json!({"strategy": "general_agent", "reasoning": "read"})),
+                calls(&[("open_url", json!({"url": url}))]),
+                text_step(&format!("Page {turn} is about lorem ipsum.")),
+            ],
+        );
+        let done = block_on(h.agent.send("s1", &format!("Summarise {url}"), agent_on())).unwrap();
+        assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    }
+    let by_store = h.backend.bytes_by_store();
+    let total: usize = by_store.values().sum();
+    let ratio = total as f64 / unique as f64;
+    eprintln!("storage after 20 turns of 1 MB pages: {total} bytes stored for {unique} bytes of pages ({ratio:.3}x); {by_store:?}");
+    assert!(ratio <= 2.0, "stored {total} bytes for {unique} unique: {ratio:.2}x; {by_store:?}");
+    // The latest checkpoint still reads back whole (its blobs restored).
+    let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+    let pages = state.messages.iter().filter(|m| matches!(m, Message::Tool { content, .. } if content.len() > 50_000));
+    assert_eq!(pages.count(), 20, "every page's model copy is in the restored state");
+}
+
+fn text_step(t: &str) -> Step {
+    text(t)
+}

@@ -96,6 +96,15 @@ impl MemoryBackend {
         MemoryBackend { quota_bytes: Some(bytes), ..MemoryBackend::default() }
     }
 
+    /// Bytes of stored JSON per store (what a storage measurement counts).
+    pub fn bytes_by_store(&self) -> BTreeMap<String, usize> {
+        self.stores
+            .borrow()
+            .iter()
+            .map(|(name, records)| (name.clone(), records.values().map(|v| v.to_string().len()).sum()))
+            .collect()
+    }
+
     fn size(stores: &HashMap<String, BTreeMap<String, Value>>) -> usize {
         stores.values().flat_map(|s| s.values()).map(|v| v.to_string().len()).sum()
     }

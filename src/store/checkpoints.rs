@@ -2,7 +2,9 @@
 //! per step: a tab killed mid-run resumes at its last completed step.
 //! Records: `{id: "<thread>/<checkpoint>", threadId, step, checkpoint}`; the
 //! newest `keep_per_thread` are kept, the older ones deleted in the same
-//! batch as the new one.
+//! batch as the new one. Large strings of the state are stored once per
+//! thread as blobs and referenced (see `store::blobs`), so a checkpoint
+//! costs its small fields, not another copy of every page read so far.
 //!
 //! Each step's batch is issued the moment the step ends, without waiting
 //! for the previous ones to commit: IndexedDB runs transactions on one
@@ -12,7 +14,7 @@
 //! pause for review, the end of a run and every read wait for all of them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -23,7 +25,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::backend::{Backend, Write};
-use super::model::stores::CHECKPOINTS;
+use super::blobs;
+use super::model::stores::{BLOBS, CHECKPOINTS};
 use crate::graph::{Checkpoint, CheckpointError, Checkpointer, GraphState, PrunePolicy};
 
 /// A [`Checkpointer`] over any [`Backend`]: one transaction per step, issued
@@ -36,6 +39,8 @@ pub struct StoreCheckpointer<S> {
     in_flight: RefCell<Vec<InFlight>>,
     /// Known checkpoint keys per thread, oldest first (read once per thread).
     keys: RefCell<HashMap<String, Vec<(u64, String)>>>,
+    /// Blob hashes already stored per thread (read once per thread).
+    blobs: RefCell<HashMap<String, HashSet<String>>>,
     _state: PhantomData<S>,
 }
 
@@ -46,6 +51,7 @@ impl<S> StoreCheckpointer<S> {
             policy,
             in_flight: RefCell::new(Vec::new()),
             keys: RefCell::new(HashMap::new()),
+            blobs: RefCell::new(HashMap::new()),
             _state: PhantomData,
         }
     }
@@ -55,11 +61,6 @@ type InFlight = Pin<Box<dyn Future<Output = Result<(), super::StoreError>>>>;
 
 fn storage(e: super::StoreError) -> CheckpointError {
     CheckpointError::Storage(e.to_string())
-}
-
-fn decode<S: GraphState>(record: Value) -> Result<Checkpoint<S>, CheckpointError> {
-    serde_json::from_value(record.get("checkpoint").cloned().unwrap_or(Value::Null))
-        .map_err(|e| CheckpointError::Codec(e.to_string()))
 }
 
 impl<S: GraphState> StoreCheckpointer<S> {
@@ -81,7 +82,54 @@ impl<S: GraphState> StoreCheckpointer<S> {
     /// A batch did not land: forget the cached keys so they are read afresh.
     fn failed(&self, e: super::StoreError) -> CheckpointError {
         self.keys.borrow_mut().clear();
+        self.blobs.borrow_mut().clear();
         storage(e)
+    }
+
+    /// A stored record back into a checkpoint, its blobs read back in.
+    async fn decode(&self, thread: &str, record: Value) -> Result<Checkpoint<S>, CheckpointError> {
+        let mut checkpoint = record.get("checkpoint").cloned().unwrap_or(Value::Null);
+        let mut named = BTreeSet::new();
+        blobs::references(&checkpoint, &mut named);
+        let mut texts = HashMap::with_capacity(named.len());
+        for hash in named {
+            if let Some(blob) = self.backend.get(BLOBS, &format!("{thread}/{hash}")).await.map_err(storage)? {
+                if let Some(text) = blob.get("text").and_then(Value::as_str) {
+                    texts.insert(hash, text.to_owned());
+                }
+            }
+        }
+        blobs::restore(&mut checkpoint, &texts).map_err(CheckpointError::Codec)?;
+        serde_json::from_value(checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))
+    }
+
+    /// Writes for the blobs of `found` this thread does not have yet.
+    async fn new_blobs(&self, thread: &str, found: Vec<(String, String)>) -> Result<Vec<Write>, CheckpointError> {
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        if !self.blobs.borrow().contains_key(thread) {
+            let prefix = format!("{thread}/");
+            let stored: HashSet<String> = self
+                .backend
+                .keys_by_index(BLOBS, "threadId", thread)
+                .await
+                .map_err(storage)?
+                .into_iter()
+                .filter_map(|key| key.strip_prefix(&prefix).map(str::to_owned))
+                .collect();
+            self.blobs.borrow_mut().insert(thread.to_owned(), stored);
+        }
+        let mut known = self.blobs.borrow_mut();
+        let known = known.entry(thread.to_owned()).or_default();
+        Ok(found
+            .into_iter()
+            .filter(|(hash, _)| known.insert(hash.clone()))
+            .map(|(hash, text)| Write::Put {
+                store: BLOBS,
+                value: json!({ "id": format!("{thread}/{hash}"), "threadId": thread, "text": text }),
+            })
+            .collect())
     }
 
     async fn records(&self, thread: &str) -> Result<Vec<Value>, CheckpointError> {
@@ -117,16 +165,16 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
         let mut keys = self.known_keys(&thread).await?;
         let key = format!("{thread}/{}", checkpoint.id);
         let step = checkpoint.step;
-        let value = json!({
-            "id": key,
-            "threadId": thread,
-            "step": step,
-            "checkpoint": serde_json::to_value(&checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))?,
-        });
+        let mut stored = serde_json::to_value(&checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))?;
+        let mut found = Vec::new();
+        blobs::extract(&mut stored, &mut found);
+        // New blobs go in the checkpoint's own batch: a checkpoint never names a missing one.
+        let mut writes = self.new_blobs(&thread, found).await?;
+        let value = json!({ "id": key, "threadId": thread, "step": step, "checkpoint": stored });
         keys.retain(|(_, k)| *k != key);
         keys.push((step, key));
         super::order::sort_by(&mut keys, |a, b| a.cmp(b));
-        let mut writes = vec![Write::Put { store: CHECKPOINTS, value }];
+        writes.push(Write::Put { store: CHECKPOINTS, value });
         let excess = keys.len().saturating_sub(self.policy.keep_per_thread.max(1));
         for (_, old) in keys.drain(..excess) {
             writes.push(Write::Delete { store: CHECKPOINTS, key: old });
@@ -162,20 +210,25 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
             return Ok(None);
         };
         match self.backend.get(CHECKPOINTS, key).await.map_err(storage)? {
-            Some(record) => decode(record).map(Some),
+            Some(record) => self.decode(thread, record).await.map(Some),
             None => Ok(None),
         }
     }
 
     async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<S>>, CheckpointError> {
         self.flush().await?;
-        self.backend.get(CHECKPOINTS, &format!("{thread}/{id}")).await.map_err(storage)?.map(decode).transpose()
+        match self.backend.get(CHECKPOINTS, &format!("{thread}/{id}")).await.map_err(storage)? {
+            Some(record) => self.decode(thread, record).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<S>>, CheckpointError> {
         self.flush().await?;
-        let mut list =
-            self.records(thread).await?.into_iter().map(decode).collect::<Result<Vec<Checkpoint<S>>, _>>()?;
+        let mut list = Vec::new();
+        for record in self.records(thread).await? {
+            list.push(self.decode(thread, record).await?);
+        }
         list.reverse();
         Ok(list)
     }

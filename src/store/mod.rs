@@ -8,6 +8,7 @@
 
 mod artifacts;
 mod backend;
+mod blobs;
 mod checkpoints;
 mod db;
 mod error;

@@ -21,6 +21,8 @@ pub mod stores {
     pub const TRANSCRIPT: &str = "transcript";
     /// What each tool call with effects did, until its step's checkpoint is durable, schema v6.
     pub const RECEIPTS: &str = "toolReceipts";
+    /// Large strings of checkpointed state, once per session, schema v7.
+    pub const BLOBS: &str = "checkpointBlobs";
     /// Schema v3 only (removed in v4): index entries in a store of their own.
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.

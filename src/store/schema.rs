@@ -120,6 +120,15 @@ pub const VERSIONS: &[Version] = &[
         migrations: &[],
         removes: &[],
     },
+    // 7: large strings of checkpointed state, stored once per session and
+    // referenced by the checkpoints (see `store::blobs`).
+    Version {
+        number: 7,
+        stores: &[StoreSpec { name: BLOBS, key_path: "id", indexes: &[("threadId", &["threadId"])] }],
+        indexes: &[],
+        migrations: &[],
+        removes: &[],
+    },
 ];
 
 /// Key path of the artifact store's `bySessionActive` index: its keys are

@@ -3,10 +3,10 @@
 //! and deletes them. A session's artifacts and checkpoints share its id; a
 //! delete takes them all in one batch.
 
-use super::backend::{key_of, Write};
+use super::backend::Write;
 use super::db::{by_order, from_value, revision_id, to_value, Db};
 use super::error::{Result, StoreError};
-use super::model::stores::{ARTIFACTS, CHECKPOINTS, RECEIPTS, SESSIONS, TRANSCRIPT};
+use super::model::stores::{ARTIFACTS, BLOBS, CHECKPOINTS, RECEIPTS, SESSIONS, TRANSCRIPT};
 use super::model::{SessionInfo, Speaker, TranscriptEntry};
 use crate::platform;
 
@@ -61,11 +61,16 @@ impl Db {
     /// Deletes a session with its transcript, artifacts and checkpoints, in one batch.
     pub async fn delete_session(&self, session_id: &str) -> Result<()> {
         let mut writes = vec![Write::Delete { store: SESSIONS, key: session_id.to_owned() }];
-        for (store, index) in
-            [(TRANSCRIPT, "sessionId"), (ARTIFACTS, "sessionId"), (CHECKPOINTS, "threadId"), (RECEIPTS, "sessionId")]
-        {
-            for v in self.backend().by_index(store, index, session_id).await? {
-                writes.push(Write::Delete { store, key: key_of(store, &v)? });
+        for (store, index) in [
+            (TRANSCRIPT, "sessionId"),
+            (ARTIFACTS, "sessionId"),
+            (CHECKPOINTS, "threadId"),
+            (BLOBS, "threadId"),
+            (RECEIPTS, "sessionId"),
+        ] {
+            // Keys only: nothing is loaded to be deleted.
+            for key in self.backend().keys_by_index(store, index, session_id).await? {
+                writes.push(Write::Delete { store, key });
             }
         }
         self.backend().write(writes).await

@@ -100,6 +100,22 @@ impl StoreBench {
         Ok(out)
     }
 
+    /// Creates a project with one chapter for [`StoreBench::save_section`]; returns the chapter's id.
+    #[wasm_bindgen(js_name = addChapter)]
+    pub async fn add_chapter(&self) -> Result<String, JsValue> {
+        let project = self.db.create_project("Bench", "").await.map_err(error)?;
+        Ok(self.db.add_section(&project.id, None, "Chapter 1", "").await.map_err(error)?.id)
+    }
+
+    /// The person's save of a chapter, as `Agent.saveSection` makes it
+    /// (checks, a revision, strict durability).
+    #[wasm_bindgen(js_name = saveSection)]
+    pub async fn save_section(&self, id: String, content: String) -> Result<(), JsValue> {
+        let mut section = self.db.section(&id).await.map_err(error)?;
+        section.content = content;
+        self.db.edit_section_as_person(section).await.map_err(error)
+    }
+
     /// Records in the artifacts store.
     pub async fn count(&self) -> Result<u32, JsValue> {
         self.backend.count(crate::store::stores::ARTIFACTS).await.map_err(error)
