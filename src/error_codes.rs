@@ -22,8 +22,9 @@ fn every_store_error() -> Vec<StoreError> {
         StoreError::Edit(s()),
         StoreError::Codec { store: s(), detail: s() },
         StoreError::Invalid { field: s(), message: s() },
-        StoreError::Conflict { id: s(), detail: s() },
+        StoreError::Conflict { id: s(), detail: s(), current: None },
         StoreError::ReloadRequired,
+        StoreError::Blocked,
         StoreError::Backend(s()),
     ]
 }
@@ -40,6 +41,7 @@ fn exhaustive_store(e: StoreError) {
         | StoreError::Invalid { .. }
         | StoreError::Conflict { .. }
         | StoreError::ReloadRequired
+        | StoreError::Blocked
         | StoreError::Backend(_) => {}
     }
 }

@@ -28,6 +28,12 @@ mod imp {
     extern "C" {
         #[wasm_bindgen(js_name = tryLock)]
         fn try_lock_js(name: &str) -> js_sys::Promise;
+        #[wasm_bindgen(js_name = isLocked)]
+        fn is_locked_js(name: &str) -> js_sys::Promise;
+    }
+
+    pub async fn is_locked(name: &str) -> bool {
+        wasm_bindgen_futures::JsFuture::from(is_locked_js(name)).await.ok().and_then(|v| v.as_bool()).unwrap_or(false)
     }
 
     /// A Web Lock: held by every tab of the origin until released.
@@ -97,6 +103,10 @@ mod imp {
     pub async fn try_lock(name: &str) -> Option<Lock> {
         HELD.with(|h| h.borrow_mut().insert(name.to_owned())).then(|| Lock(name.to_owned()))
     }
+
+    pub async fn is_locked(name: &str) -> bool {
+        HELD.with(|h| h.borrow().contains(name))
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -129,6 +139,11 @@ pub struct Lock {
 /// another tab (or another call) holds it.
 pub async fn try_lock(name: &str) -> Option<Lock> {
     imp::try_lock(name).await.map(|held| Lock { _held: held })
+}
+
+/// Whether someone holds the lock `name` (without taking it).
+pub async fn is_locked(name: &str) -> bool {
+    imp::is_locked(name).await
 }
 
 /// A random identifier: 32 hex digits laid out as a UUID v4.

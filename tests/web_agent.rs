@@ -207,7 +207,7 @@ async fn project_plot_export_and_memories_through_the_js_api() {
 
     let dates: Array = JsFuture::from(agent.memory_dates()).await.unwrap().unchecked_into();
     assert_eq!(dates.length(), 0);
-    let err = JsFuture::from(agent.edit_artifact("missing".into(), "x".into())).await.unwrap_err();
+    let err = JsFuture::from(agent.edit_artifact("missing".into(), "x".into(), None)).await.unwrap_err();
     assert_eq!(prop(&err, "code").as_string().as_deref(), Some("not_found"));
 }
 
@@ -294,11 +294,19 @@ async fn hostile_documents_are_refused_and_the_agent_keeps_working() {
         js(json!({ "id": id, "projectId": project, "parentId": parent, "title": id, "summary": "", "order": 1,
                    "createdAt": 0, "updatedAt": 0 }))
     };
-    JsFuture::from(agent.save_plot_item(item("a", &mine_id, None))).await.unwrap();
-    JsFuture::from(agent.save_plot_item(item("b", &mine_id, Some("a")))).await.unwrap();
-    refused(agent.save_plot_item(item("a", &mine_id, Some("b"))), "plotItem.parentId").await;
+    let a = JsFuture::from(agent.save_plot_item(item("a", &mine_id, None))).await.unwrap();
+    let b = JsFuture::from(agent.save_plot_item(item("b", &mine_id, Some("a")))).await.unwrap();
+    // Based on the stored version (a stale one is refused first, with `conflict`).
+    let looped = item("a", &mine_id, Some("b"));
+    Reflect::set(&looped, &"updatedAt".into(), &prop(&a, "updatedAt")).unwrap();
+    refused(agent.save_plot_item(looped), "plotItem.parentId").await;
+    let stale = JsFuture::from(agent.save_plot_item(item("a", &mine_id, None))).await.unwrap_err();
+    assert_eq!(prop(&stale, "code").as_string().as_deref(), Some("conflict"), "a save based on an old copy is refused");
+    assert_eq!(prop(&prop(&stale, "current"), "id").as_string().as_deref(), Some("a"), "with the item as it is now");
     JsFuture::from(agent.save_plot_item(item("z", &theirs_id, None))).await.unwrap();
-    refused(agent.save_plot_item(item("b", &mine_id, Some("z"))), "plotItem.parentId").await;
+    let moved = item("b", &mine_id, Some("z"));
+    Reflect::set(&moved, &"updatedAt".into(), &prop(&b, "updatedAt")).unwrap();
+    refused(agent.save_plot_item(moved), "plotItem.parentId").await;
 
     // After every refusal, ordinary calls still work.
     JsFuture::from(agent.update_settings(js(json!({ "fullThreshold": 500 })))).await.unwrap();

@@ -524,3 +524,35 @@ async fn an_upgrade_in_another_tab_makes_this_one_reload_required() {
     this_tab.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn an_upgrade_blocked_by_a_connection_that_never_closes_fails_with_blocked() {
+    let db_name = name("blocked");
+    let (this_tab, _db) = open(&db_name).await;
+    this_tab.close();
+    // A connection that ignores `versionchange` (an older copy of an app, another app).
+    let stubborn = js_sys::Promise::new(&mut |resolve, _| {
+        let request = web_sys::window().unwrap().indexed_db().unwrap().unwrap().open(&db_name).unwrap();
+        let keep = request.clone();
+        let done = wasm_bindgen::closure::Closure::once_into_js(move || {
+            resolve.call1(&JsValue::NULL, &keep.result().unwrap()).unwrap();
+        });
+        request.set_onsuccess(Some(done.unchecked_ref()));
+    });
+    let stubborn: web_sys::IdbDatabase = wasm_bindgen_futures::JsFuture::from(stubborn).await.unwrap().unchecked_into();
+    let started = js_sys::Date::now();
+    let err = match IdbBackend::open_at(&db_name, schema::current_version() + 1).await {
+        Ok(_) => panic!("the upgrade cannot go through while the stubborn connection is open"),
+        Err(e) => e,
+    };
+    assert_eq!(err.code(), "blocked", "{err}");
+    assert!(err.to_string().contains("close or reload the other tabs"), "{err}");
+    assert!(js_sys::Date::now() - started < 15_000.0, "it does not hang");
+    // Once the other connection goes, the database is usable (the late
+    // upgrade's connection was closed, so nothing is left open).
+    stubborn.close();
+    let (again, db) = open(&db_name).await;
+    db.create_project("after", "").await.unwrap();
+    again.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}

@@ -215,6 +215,8 @@ pub enum RunState {
     Review { review: ReviewPayload },
     /// Stopped before it finished (closed tab, crash, abort), at `node`.
     Unfinished { node: String },
+    /// A run is going on right now (in another tab, or another call).
+    Running,
 }
 
 /// The review the latest checkpoint waits on, unless its receipt shows it
@@ -314,9 +316,13 @@ impl Agent {
         RunResult { status, content: outcome.state.output, review, strategy: outcome.state.strategy }
     }
 
+    fn lock_name(&self, session_id: &str) -> String {
+        format!("atelier-agent/run/{}/{session_id}", self.env.scope)
+    }
+
     /// Takes the session's run lock, or fails with `busy`.
     async fn lock(&self, session_id: &str) -> Result<crate::platform::Lock, AgentError> {
-        let name = format!("atelier-agent/run/{}/{session_id}", self.env.scope);
+        let name = self.lock_name(session_id);
         crate::platform::try_lock(&name).await.ok_or_else(|| AgentError {
             code: "busy".into(),
             message: format!(
@@ -443,7 +449,7 @@ impl Agent {
     /// a session with nothing unfinished fails with `nothing_to_resume`.
     pub async fn continue_run(&self, session_id: &str, options: SendOptions) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        if let RunState::Review { review } = self.run_state(session_id).await? {
+        if let RunState::Review { review } = self.stored_run_state(session_id).await? {
             return Err(AgentError {
                 code: "review_pending".into(),
                 message: format!("the run waits for a review of {}: approve or reject it", review.tool),
@@ -459,9 +465,18 @@ impl Agent {
         self.finished(session_id, Agent::result(outcome), &options).await
     }
 
-    /// Whether the session is idle, waits for a review, or has a run that
-    /// stopped before it finished (see [`Agent::continue_run`]).
+    /// Whether the session is idle, waits for a review, has a run that
+    /// stopped before it finished (see [`Agent::continue_run`]), or runs now
+    /// (elsewhere: the run lock is held).
     pub async fn run_state(&self, session_id: &str) -> Result<RunState, AgentError> {
+        if crate::platform::is_locked(&self.lock_name(session_id)).await {
+            return Ok(RunState::Running);
+        }
+        self.stored_run_state(session_id).await
+    }
+
+    /// [`Agent::run_state`] from the checkpoints alone.
+    async fn stored_run_state(&self, session_id: &str) -> Result<RunState, AgentError> {
         let Some(latest) = self.latest(session_id).await? else {
             return Ok(RunState::Idle);
         };
@@ -495,7 +510,7 @@ impl Agent {
     /// The review a session waits for, if any (also after a reload; not
     /// once it was decided, even if the tab closed right after).
     pub async fn pending_review(&self, session_id: &str) -> Result<Option<ReviewPayload>, AgentError> {
-        Ok(match self.run_state(session_id).await? {
+        Ok(match self.stored_run_state(session_id).await? {
             RunState::Review { review } => Some(review),
             _ => None,
         })

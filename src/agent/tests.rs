@@ -846,3 +846,24 @@ fn twenty_turns_of_one_megabyte_pages_store_about_their_unique_content() {
 fn text_step(t: &str) -> Step {
     text(t)
 }
+
+#[test]
+fn a_full_disk_at_approval_writes_nothing_and_the_review_waits_until_there_is_room() {
+    let h = harness(vec![]);
+    let (_, section) = writing_setup(&h);
+    play(&h, insertion_script(&section));
+    block_on(h.agent.send("s1", "猫に鳴かせて", agent_on())).unwrap();
+    let used: usize = h.backend.bytes_by_store().values().sum();
+    h.backend.set_quota(Some(used + 64));
+    let full = block_on(h.agent.resume("s1", Decision::approve(), agent_on())).unwrap_err();
+    assert_eq!(full.code, "quota_exceeded", "{full:?}");
+    let original = "\u{3000}吾輩は猫である。\n\u{3000}名前はまだ無い。\n";
+    assert_eq!(block_on(h.db.section(&section)).unwrap().content, original, "nothing was written");
+    assert!(block_on(h.agent.pending_review("s1")).unwrap().is_some(), "the review still waits");
+    // The person frees space and approves again: the edit lands once.
+    h.backend.set_quota(None);
+    h.model.push(text("鳴かせました。"));
+    let done = block_on(h.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(block_on(h.db.section(&section)).unwrap().content, NYAA_ONCE);
+}

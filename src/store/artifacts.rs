@@ -182,16 +182,29 @@ impl Db {
     ) -> Result<SessionArtifact> {
         check_lifecycle(&artifact, &content)?;
         artifact.content = content;
-        artifact.updated_at = platform::now_ms();
+        // Always a later version than the one replaced (`updatedAt` is what a
+        // versioned edit compares).
+        artifact.updated_at = platform::now_ms().max(artifact.updated_at + 1.0);
         let value = Some(to_value(ARTIFACTS, &artifact)?);
         self.change_with(ARTIFACTS, &artifact.id, value, Some(origin), reason, also).await?;
         Ok(artifact)
     }
 
     /// The person's own edit of an artifact (`editArtifact`): refused for
-    /// static artifacts, append-only ones may only grow at the end.
-    pub async fn edit_artifact_as_person(&self, id: &str, content: String) -> Result<SessionArtifact> {
+    /// static artifacts, append-only ones may only grow at the end. With
+    /// `based_on` (the `updatedAt` the edit started from), a stale edit fails
+    /// with `conflict` carrying the current artifact.
+    pub async fn edit_artifact_as_person(
+        &self,
+        id: &str,
+        content: String,
+        based_on: Option<f64>,
+    ) -> Result<SessionArtifact> {
         let artifact = self.artifact(id).await?;
+        if let Some(based_on) = based_on {
+            let current = Some((artifact.updated_at, to_value(ARTIFACTS, &artifact)));
+            super::projects::next_version(current, based_on, id)?;
+        }
         self.set_artifact_content(artifact, content, Origin::User, "edit", Vec::new()).await
     }
 

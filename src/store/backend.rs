@@ -83,7 +83,7 @@ pub fn key_of(store: &str, value: &Value) -> Result<String> {
 #[derive(Default)]
 pub struct MemoryBackend {
     stores: RefCell<HashMap<String, BTreeMap<String, Value>>>,
-    quota_bytes: Option<usize>,
+    quota_bytes: std::cell::Cell<Option<usize>>,
 }
 
 impl MemoryBackend {
@@ -93,7 +93,12 @@ impl MemoryBackend {
 
     /// A backend that refuses writes once the stored JSON exceeds `bytes`.
     pub fn with_quota(bytes: usize) -> MemoryBackend {
-        MemoryBackend { quota_bytes: Some(bytes), ..MemoryBackend::default() }
+        MemoryBackend { quota_bytes: std::cell::Cell::new(Some(bytes)), ..MemoryBackend::default() }
+    }
+
+    /// Changes the quota (`None`: unlimited), as a person freeing space would.
+    pub fn set_quota(&self, bytes: Option<usize>) {
+        self.quota_bytes.set(bytes);
     }
 
     /// Bytes of stored JSON per store (what a storage measurement counts).
@@ -158,7 +163,7 @@ impl Backend for MemoryBackend {
                 }
             }
         }
-        if let Some(quota) = self.quota_bytes {
+        if let Some(quota) = self.quota_bytes.get() {
             if Self::size(&next) > quota {
                 return Err(StoreError::QuotaExceeded(format!("more than {quota} bytes")));
             }

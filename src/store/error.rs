@@ -31,11 +31,24 @@ pub enum StoreError {
     /// The record changed since the version a write or an undo was based
     /// on; nothing was written.
     #[error("{id:?} changed in the meantime: {detail}")]
-    Conflict { id: String, detail: String },
+    Conflict {
+        id: String,
+        detail: String,
+        /// The record as it is now (a stale save's caller can offer it).
+        current: Option<serde_json::Value>,
+    },
     /// Another tab opened a newer version of the database: this connection
     /// was closed so that tab could upgrade; reload to use the new version.
     #[error("the app was updated in another tab: reload this page to go on (nothing was written)")]
     ReloadRequired,
+    /// Opening needs a schema upgrade that another connection blocks: a tab
+    /// with an older copy of the app (or another app on the database) keeps
+    /// it open. Nothing was opened; close or reload that tab, then retry.
+    #[error(
+        "the database cannot be upgraded while another tab keeps it open: close or reload the other tabs of this \
+         app (an older copy does not let go), then reload this page"
+    )]
+    Blocked,
     /// Any other failure of the database.
     #[error("database error: {0}")]
     Backend(String),
@@ -54,6 +67,7 @@ impl StoreError {
             StoreError::Invalid { .. } => "invalid_argument",
             StoreError::Conflict { .. } => "conflict",
             StoreError::ReloadRequired => "reload_required",
+            StoreError::Blocked => "blocked",
             StoreError::Backend(_) => "storage",
         }
     }

@@ -192,14 +192,23 @@ impl Db {
     /// revisions' removal. `None` when there is nothing to undo. Fails with
     /// `conflict`, changing nothing, when a record was written since.
     pub async fn undo_last(&self, origin: Origin) -> Result<Option<Revision>> {
-        let list = self.revisions(origin).await?;
-        let Some(newest) = list.first().cloned() else {
+        // Keys only (revision ids sort in the order changes were made): the
+        // newest revision and its group are the only ones loaded.
+        let keys = self.backend.keys_by_index(REVISIONS, "origin", origin.as_str()).await?;
+        let Some(newest_key) = keys.last() else {
             return Ok(None);
         };
-        let group: Vec<&Revision> = match &newest.group {
-            Some(group) => list.iter().filter(|r| r.group.as_ref() == Some(group)).collect(),
-            None => vec![&newest],
-        };
+        let newest: Revision = self.require(REVISIONS, newest_key).await?;
+        let mut group = vec![newest.clone()];
+        if let Some(id) = &newest.group {
+            // A group's revisions were made after its id was drawn, one after another.
+            for key in keys.iter().rev().skip(1).take_while(|key| *key > id) {
+                let revision: Revision = self.require(REVISIONS, key).await?;
+                if revision.group.as_ref() == Some(id) {
+                    group.push(revision);
+                }
+            }
+        }
         let mut writes = Vec::with_capacity(2 * group.len());
         for revision in &group {
             let store = history_store(revision)?;
@@ -207,6 +216,7 @@ impl Db {
                 let current = self.backend.get(store, &revision.record_id).await?;
                 if fingerprint(current.as_ref()) != *after {
                     return Err(StoreError::Conflict {
+                        current,
                         id: revision.record_id.clone(),
                         detail: format!(
                             "it was changed after the {} change ({}) that undo would revert; nothing was undone \

@@ -112,16 +112,30 @@ impl Db {
     }
 
     /// The person's own save of a section (an editor's title and text):
-    /// timestamped, undoable.
-    pub async fn edit_section_as_person(&self, mut section: ManuscriptSection) -> Result<()> {
-        section.updated_at = platform::now_ms();
-        self.save_section(&section, Some(Origin::User), "edit").await
+    /// optimistic and versioned. `section.updatedAt` is the version the
+    /// editor loaded; if the stored section changed since (another tab, the
+    /// agent), the save fails with `conflict` carrying the current section
+    /// and nothing is written. Undoable; returns the saved section (its new
+    /// `updatedAt` is the next save's base).
+    pub async fn edit_section_as_person(&self, mut section: ManuscriptSection) -> Result<ManuscriptSection> {
+        let stored: Option<ManuscriptSection> = self.get(SECTIONS, &section.id).await?;
+        section.updated_at = next_version(
+            stored.as_ref().map(|s| (s.updated_at, to_value(SECTIONS, s))),
+            section.updated_at,
+            &section.id,
+        )?;
+        self.save_section(&section, Some(Origin::User), "edit").await?;
+        Ok(section)
     }
 
-    /// The person's own save of a plot item (a new `id` creates one).
-    pub async fn edit_plot_item_as_person(&self, mut item: PlotItem) -> Result<()> {
-        item.updated_at = platform::now_ms();
-        self.save_plot_item(&item, Some(Origin::User), "edit").await
+    /// The person's own save of a plot item (a new `id` creates one), versioned
+    /// like [`Db::edit_section_as_person`].
+    pub async fn edit_plot_item_as_person(&self, mut item: PlotItem) -> Result<PlotItem> {
+        let stored: Option<PlotItem> = self.get(PLOTS, &item.id).await?;
+        item.updated_at =
+            next_version(stored.as_ref().map(|s| (s.updated_at, to_value(PLOTS, s))), item.updated_at, &item.id)?;
+        self.save_plot_item(&item, Some(Origin::User), "edit").await?;
+        Ok(item)
     }
 
     /// Checks a section or plot item can be written: its project exists, it
@@ -275,5 +289,23 @@ impl Db {
             records.push(record);
         }
         Ok(records)
+    }
+}
+
+/// The `updatedAt` of a versioned save: the record must still be at
+/// `based_on` (else `conflict` with the current record); the new version is
+/// now, and always later than the stored one.
+pub(super) fn next_version(stored: Option<(f64, Result<Value>)>, based_on: f64, id: &str) -> Result<f64> {
+    let now = platform::now_ms();
+    match stored {
+        None => Ok(now),
+        Some((version, current)) if version != based_on => Err(StoreError::Conflict {
+            id: id.to_owned(),
+            detail: "it was saved elsewhere (another tab, or the agent) after this copy was loaded; nothing was \
+                     written: keep one text, then save again"
+                .into(),
+            current: current.ok(),
+        }),
+        Some((version, _)) => Ok(now.max(version + 1.0)),
     }
 }

@@ -447,3 +447,39 @@ fn a_fingerprint_survives_the_trip_through_indexeddbs_numbers() {
     assert_ne!(fingerprint(Some(&written)), fingerprint(Some(&json!({"id": "s", "order": 2.0}))));
     assert_ne!(fingerprint(None), fingerprint(Some(&serde_json::Value::Null)));
 }
+
+#[test]
+fn a_save_based_on_a_stale_copy_is_refused_with_the_current_text() {
+    let db = db();
+    let project = block_on(db.create_project("Novel", "")).unwrap();
+    let loaded = block_on(db.add_section(&project.id, None, "Chapter 1", "start\n")).unwrap();
+    // Two tabs loaded the same version.
+    let (mut tab_a, mut tab_b) = (loaded.clone(), loaded.clone());
+    tab_a.content = "A's text\n".into();
+    let saved = block_on(db.edit_section_as_person(tab_a)).unwrap();
+    assert!(saved.updated_at > loaded.updated_at);
+    tab_b.content = "B's text\n".into();
+    let refused = block_on(db.edit_section_as_person(tab_b.clone())).unwrap_err();
+    assert_eq!(refused.code(), "conflict");
+    let StoreError::Conflict { current: Some(current), .. } = refused else { panic!("{refused:?}") };
+    assert_eq!(current["content"], "A's text\n", "the caller can offer the text that is there now");
+    assert_eq!(block_on(db.section(&loaded.id)).unwrap().content, "A's text\n", "nothing was written");
+    // B keeps its own text deliberately: a save based on the current version.
+    tab_b.updated_at = current["updatedAt"].as_f64().unwrap();
+    block_on(db.edit_section_as_person(tab_b)).unwrap();
+    assert_eq!(block_on(db.section(&loaded.id)).unwrap().content, "B's text\n");
+    // An agent edit moves the version too: the person's old copy is stale.
+    let mut by_agent = block_on(db.section(&loaded.id)).unwrap();
+    let stale = by_agent.clone();
+    by_agent.content = "agent\n".into();
+    by_agent.updated_at += 5.0;
+    block_on(db.save_section(&by_agent, Some(Origin::Agent), "edit_manuscript")).unwrap();
+    assert_eq!(block_on(db.edit_section_as_person(stale)).unwrap_err().code(), "conflict");
+    // Artifacts: the same with an explicit base.
+    let art =
+        block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "n", Lifecycle::Overwritable, Origin::User))
+            .unwrap();
+    block_on(db.edit_artifact_as_person(&art.id, "first".into(), Some(art.updated_at))).unwrap();
+    let stale = block_on(db.edit_artifact_as_person(&art.id, "second".into(), Some(art.updated_at)));
+    assert_eq!(stale.unwrap_err().code(), "conflict");
+}

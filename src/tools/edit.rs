@@ -282,7 +282,8 @@ impl EditPlan {
             EditTarget::Section { id, .. } => {
                 let mut section = ctx.db.section(id).await?;
                 section.content = self.rebase(&section.content)?;
-                section.updated_at = crate::platform::now_ms();
+                // A later version than the one replaced: the person's editor copy is now stale.
+                section.updated_at = crate::platform::now_ms().max(section.updated_at + 1.0);
                 let message = format!(
                     "Updated \"{}\" ({} characters, via {}).",
                     section.title,

@@ -100,14 +100,16 @@ export interface RunResult {
   strategy: Strategy | null;
 }
 /**
- * Where a session's run stands: idle, waiting for a review, or unfinished
- * (the tab closed or crashed mid-run, or it was aborted): `continueRun`
- * goes on from its last completed step, `send` starts a new turn instead.
+ * Where a session's run stands: idle, waiting for a review, unfinished
+ * (the tab closed or crashed mid-run, or it was aborted: `continueRun`
+ * goes on from its last completed step, `send` starts a new turn instead),
+ * or running right now (in another tab, or another call in this one).
  */
 export type RunState =
   | { state: "idle" }
   | { state: "review"; review: ReviewPayload }
-  | { state: "unfinished"; node: string };
+  | { state: "unfinished"; node: string }
+  | { state: "running" };
 /** A tool as the settings show it (for per-tool approval toggles). */
 export interface ToolInfo {
   name: string;
@@ -149,6 +151,8 @@ struct Config {
 pub struct JsAgent {
     pub(super) agent: Rc<Agent>,
     pub(super) db: Db,
+    /// The IndexedDB connection (for other tabs' change notices).
+    backend: Rc<IdbBackend>,
 }
 
 /// An abort listener to remove when the run ends.
@@ -204,7 +208,8 @@ impl JsAgent {
         future_to_promise(async move {
             let config: Config = from_js("AgentConfig must be { proxyUrl: string, ... }", config)?;
             let name = config.db_name.clone().unwrap_or_else(|| schema::DB_NAME.to_owned());
-            let backend = Rc::new(IdbBackend::open(&name).await.map_err(error::store)?);
+            let idb = Rc::new(IdbBackend::open(&name).await.map_err(error::store)?);
+            let backend: Rc<dyn crate::store::Backend> = idb.clone();
             let db = Db::new(backend.clone());
             let mut settings = AgentSettings::from_stored(db.setting("agent").await.map_err(error::store)?);
             if let Some(overrides) = config.settings {
@@ -225,7 +230,7 @@ impl JsAgent {
                 settings: RefCell::new(settings),
             };
             let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
-            Ok(JsAgent { agent: Rc::new(Agent::new(env, checkpointer)), db }.into())
+            Ok(JsAgent { agent: Rc::new(Agent::new(env, checkpointer)), db, backend: idb }.into())
         })
     }
 
@@ -289,6 +294,18 @@ impl JsAgent {
     pub fn run_state(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
         let agent = self.agent.clone();
         future_to_promise(async move { to_js(&agent.run_state(&session_id).await.map_err(error::agent)?) })
+    }
+
+    /// Calls `listener` whenever another tab (or window) of this app commits
+    /// a write to the same database, with the object stores it changed
+    /// ("sessionArtifacts", "manuscripts", "checkpoints", ...): refresh what
+    /// you show. Returns the function that stops listening.
+    #[wasm_bindgen(js_name = onChange, unchecked_return_type = "() => void")]
+    pub fn on_change(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(change: { stores: string[] }) => void")] listener: Function,
+    ) -> Function {
+        self.backend.on_change(&listener)
     }
 
     /// The review a session waits for (also after a reload), or null.

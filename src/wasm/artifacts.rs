@@ -64,11 +64,20 @@ impl JsAgent {
     }
 
     /// Replaces an artifact's content as the person edited it (refused for
-    /// static artifacts; append-only ones may only grow at the end).
+    /// static artifacts; append-only ones may only grow at the end). With
+    /// `basedOn` (the `updatedAt` the edit started from), a stale edit
+    /// rejects with `conflict` carrying the current artifact.
     #[wasm_bindgen(js_name = editArtifact, unchecked_return_type = "Promise<Artifact>")]
-    pub fn edit_artifact(&self, id: String, content: String) -> Promise {
+    pub fn edit_artifact(
+        &self,
+        id: String,
+        content: String,
+        #[wasm_bindgen(js_name = basedOn)] based_on: Option<f64>,
+    ) -> Promise {
         let db = self.db.clone();
-        future_to_promise(async move { to_js(&db.edit_artifact_as_person(&id, content).await.map_err(error::store)?) })
+        future_to_promise(async move {
+            to_js(&db.edit_artifact_as_person(&id, content, based_on).await.map_err(error::store)?)
+        })
     }
 
     /// Deletes an artifact (the person may delete static ones too).

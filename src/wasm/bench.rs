@@ -113,7 +113,7 @@ impl StoreBench {
     pub async fn save_section(&self, id: String, content: String) -> Result<(), JsValue> {
         let mut section = self.db.section(&id).await.map_err(error)?;
         section.content = content;
-        self.db.edit_section_as_person(section).await.map_err(error)
+        self.db.edit_section_as_person(section).await.map(|_| ()).map_err(error)
     }
 
     /// Records in the artifacts store.

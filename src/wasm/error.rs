@@ -45,8 +45,13 @@ pub(crate) fn adit(e: AditError) -> JsValue {
 }
 
 /// A storage failure (`code`: quota_exceeded, not_found, lifecycle, ...).
+/// A conflict also carries the record as it is now (`current`).
 pub(crate) fn store(e: crate::store::StoreError) -> JsValue {
-    coded(e.code(), &e.to_string()).into()
+    let err = coded(e.code(), &e.to_string());
+    if let crate::store::StoreError::Conflict { current: Some(current), .. } = &e {
+        set(&err, "current", &super::convert::to_js(current).unwrap_or(JsValue::NULL));
+    }
+    err.into()
 }
 
 /// A failed run (`code`: the model's or the graph's, e.g. not_configured,

@@ -87,8 +87,12 @@ impl JsAgent {
         })
     }
 
-    /// Saves a section the person edited (title and text); undoable.
-    #[wasm_bindgen(js_name = saveSection, unchecked_return_type = "Promise<void>")]
+    /// Saves a section the person edited (title and text); undoable and
+    /// versioned: `section.updatedAt` must be the stored one (the version the
+    /// editor loaded), else it rejects with `conflict` and the error's
+    /// `current` is the section as it is now; nothing is written. Resolves to
+    /// the saved section (its `updatedAt` is the next save's base).
+    #[wasm_bindgen(js_name = saveSection, unchecked_return_type = "Promise<ManuscriptSection>")]
     pub fn save_section(
         &self,
         #[wasm_bindgen(unchecked_param_type = "ManuscriptSection")] section: JsValue,
@@ -96,8 +100,7 @@ impl JsAgent {
         let db = self.db.clone();
         future_to_promise(async move {
             let section: ManuscriptSection = from_js("a ManuscriptSection", section)?;
-            db.edit_section_as_person(section).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
+            to_js(&db.edit_section_as_person(section).await.map_err(error::store)?)
         })
     }
 
@@ -118,14 +121,14 @@ impl JsAgent {
         future_to_promise(async move { to_js(&db.plot(&project_id).await.map_err(error::store)?) })
     }
 
-    /// Creates or updates a plot item (give a new `id` to create one).
-    #[wasm_bindgen(js_name = savePlotItem, unchecked_return_type = "Promise<void>")]
+    /// Creates or updates a plot item (give a new `id` to create one);
+    /// versioned like `saveSection`. Resolves to the saved item.
+    #[wasm_bindgen(js_name = savePlotItem, unchecked_return_type = "Promise<PlotItem>")]
     pub fn save_plot_item(&self, #[wasm_bindgen(unchecked_param_type = "PlotItem")] item: JsValue) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
             let item: PlotItem = from_js("a PlotItem", item)?;
-            db.edit_plot_item_as_person(item).await.map_err(error::store)?;
-            Ok(JsValue::UNDEFINED)
+            to_js(&db.edit_plot_item_as_person(item).await.map_err(error::store)?)
         })
     }
 

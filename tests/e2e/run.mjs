@@ -607,6 +607,71 @@ async function scenarios(browser) {
     await context.close();
   });
 
+  await check("13. two tabs: changes show in the other tab, a stale save asks which text to keep, one run per session, an upgrade elsewhere says reload", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    const tabErrors = [];
+    for (const p of [a, b]) p.on("pageerror", (e) => tabErrors.push(String(e)));
+    const ready = (p) => p.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    const text = (p) => p.locator("#chapter-text").inputValue();
+    await a.goto(app);
+    await ready(a);
+    await a.locator("#project-title").fill("二つのタブ");
+    await a.getByRole("button", { name: "Create" }).click();
+    await a.locator("#chapter-title").fill("第一章");
+    await a.getByRole("button", { name: "Add" }).click();
+    await a.waitForFunction(() => !document.querySelector("#chapter-text").disabled);
+    await b.goto(app);
+    await ready(b);
+    await b.waitForFunction(() => !document.querySelector("#chapter-text").disabled);
+
+    // A saves: B, not typing, shows it without a reload.
+    await a.locator("#chapter-text").fill("Aの文。\n");
+    await a.getByRole("button", { name: "Save chapter" }).click();
+    await b.waitForFunction(() => document.querySelector("#chapter-text").value === "Aの文。\n", null, { timeout: 10000 });
+
+    // Both edit; A saves first; B's save is stale: B chooses, nothing is lost silently.
+    await b.locator("#chapter-text").fill("Bの文。\n");
+    await a.locator("#chapter-text").fill("Aの二つ目。\n");
+    await a.getByRole("button", { name: "Save chapter" }).click();
+    await b.waitForTimeout(300);
+    assert((await text(b)) === "Bの文。\n", "B's unsaved text is not overwritten by A's save");
+    await b.getByRole("button", { name: "Save chapter" }).click();
+    await b.waitForSelector("dialog#conflict[open]");
+    await b.screenshot({ path: join(out, "e2e-13a-conflict.png") });
+    await b.getByRole("button", { name: "Keep my text" }).click();
+    await a.waitForFunction(() => document.querySelector("#chapter-text").value === "Bの文。\n", null, { timeout: 10000 });
+    await b.locator("#history summary").click();
+    await b.waitForFunction(() => [...document.querySelectorAll("#history-list li")].length >= 2);
+
+    // One run per session across tabs.
+    await script([routed("chat_only"), { type: "hold", first: "ゆっくり", rest: "話します。" }]);
+    await a.locator("#input").fill("長い話をして");
+    await a.getByRole("button", { name: "Send" }).click();
+    await a.waitForFunction(() => [...document.querySelectorAll(".turn.agent")].some((t) => t.textContent.includes("ゆっくり")));
+    await b.locator("#input").fill("割り込み");
+    await b.getByRole("button", { name: "Send" }).click();
+    await b.waitForSelector("#banner:not([hidden])");
+    const banner = await b.locator("#banner").textContent();
+    assert(banner.includes("running in another tab"), `B's banner: ${banner}`);
+    await control("/__release");
+    await a.waitForFunction(() => !document.querySelector("#send").disabled, null, { timeout: 20000 });
+
+    // Another tab opens a newer schema: this tab's next write says reload, it does not fail silently.
+    await b.evaluate(() => new Promise((resolve, reject) => {
+      const request = indexedDB.open("atelier-agent", 100000);
+      request.onsuccess = () => { request.result.close(); resolve(undefined); };
+      request.onerror = () => reject(request.error);
+    }));
+    await a.locator("#chapter-text").fill("後で。\n");
+    await a.getByRole("button", { name: "Save chapter" }).click();
+    await a.waitForSelector("#banner:not([hidden])");
+    const reload = await a.locator("#banner").textContent();
+    assert(reload.includes("reload this page"), `A's banner: ${reload}`);
+    assert(tabErrors.length === 0, `page errors: ${tabErrors.join("; ")}`);
+    await context.close();
+  });
+
   assert(errors.length === 0, `page errors: ${errors.join("; ")}`);
   await page.close();
 }

@@ -52,6 +52,9 @@ const ui = {
   chapterLabel: byId<HTMLLabelElement>("chapter-label"),
   saveChapter: byId<HTMLButtonElement>("save-chapter"),
   history: byId<HTMLDetailsElement>("history"),
+  conflict: byId<HTMLDialogElement>("conflict"),
+  keepMine: byId<HTMLButtonElement>("keep-mine"),
+  keepSaved: byId<HTMLButtonElement>("keep-saved"),
   historyList: byId<HTMLOListElement>("history-list"),
   undo: byId<HTMLButtonElement>("undo"),
   mainModel: byId<HTMLInputElement>("main-model"),
@@ -198,6 +201,7 @@ function errorText(e: unknown): string {
   if (code === "not_configured") return "No model is available: start a local model server (for example `ollama serve` with a model pulled) and send again — the proxy finds it by itself — or set ATELIER_UPSTREAM_URL and a key (see the README).";
   if (code === "reload_required") return "This app was updated in another tab: reload this page to go on (nothing was lost).";
   if (code === "conflict") return "The text was changed after the agent's change, so undo would throw that work away: nothing was undone. The chapter's history can restore any version.";
+  if (code === "blocked") return "Another tab with an older copy of this app keeps your data open, so it cannot be updated: close or reload your other atelier tabs, then reload this page. Nothing was changed.";
   if (code === "review_pending") return "A change waits for your review: approve or reject it first (Open the pending review).";
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
@@ -405,6 +409,51 @@ async function refreshSection(): Promise<void> {
   } else if (fresh.content !== currentSection.content) {
     showBanner("The chapter changed while you were typing. Your unsaved text is kept in the editor; the other version is in the chapter's history.");
     void refreshHistory();
+  }
+}
+
+/** A save refused as stale: the person's text, to keep if they choose so. */
+let conflicted: ManuscriptSection | null = null;
+
+async function saveChapter(section: ManuscriptSection): Promise<void> {
+  try {
+    const saved = await agent.saveSection(section);
+    currentSection = saved;
+    dirty = false;
+    await refreshChapters(saved.id);
+  } catch (e) {
+    const current = (e as { current?: ManuscriptSection }).current;
+    if ((e as { code?: string }).code === "conflict" && current) {
+      // Keep mine = save again on top of the version that is there now.
+      conflicted = { ...current, title: section.title, content: section.content };
+      ui.conflict.showModal();
+      return;
+    }
+    // The text stays in the editor; the person learns why it was not saved.
+    showBanner(`The chapter was not saved: ${errorText(e)}`);
+  }
+}
+
+/** What another tab changed, shown here: lists, the open chapter (unless typing), the review state. */
+async function refreshFromOtherTab(stores: Set<string>, done: () => void): Promise<void> {
+  done();
+  if (running) return;
+  if (stores.has("sessionArtifacts")) await refreshArtifacts();
+  if (stores.has("sessions") || stores.has("transcript")) {
+    await refreshSessions();
+    await restoreTranscript();
+  }
+  if (stores.has("projects") || stores.has("manuscripts")) {
+    if (dirty) await refreshSection();
+    else await refreshProjects(ui.projectSelect.value || undefined);
+  }
+  if (stores.has("checkpoints")) {
+    const state = await agent.runState(session);
+    reviewing = state.state === "review";
+    ui.reopenReview.hidden = !reviewing || ui.review.open;
+    ui.continueRun.hidden = state.state !== "unfinished";
+    if (!reviewing && ui.review.open) ui.review.close();
+    showStatus();
   }
 }
 
@@ -626,15 +675,29 @@ async function main(): Promise<void> {
   });
   ui.saveChapter.addEventListener("click", () => {
     if (!currentSection) return;
-    const section = { ...currentSection, content: ui.chapterText.value };
-    void agent.saveSection(section).then(
-      () => {
-        dirty = false;
-        return refreshChapters(section.id);
-      },
-      // The text stays in the editor; the person learns why it was not saved.
-      (e: unknown) => showBanner(`The chapter was not saved: ${errorText(e)}`),
-    );
+    void saveChapter({ ...currentSection, content: ui.chapterText.value });
+  });
+  ui.keepMine.addEventListener("click", () => {
+    ui.conflict.close();
+    const mine = conflicted;
+    conflicted = null;
+    // Based on the version that is there now: a deliberate overwrite (the saved text goes to the history).
+    if (mine) void saveChapter(mine);
+  });
+  ui.keepSaved.addEventListener("click", () => {
+    ui.conflict.close();
+    conflicted = null;
+    void refreshChapters(currentSection?.id).then(() => showBanner(null));
+  });
+  // Another tab changed something: show it here too (the editor's unsaved text is kept).
+  let pending: ReturnType<typeof setTimeout> | undefined;
+  const changed = new Set<string>();
+  agent.onChange(({ stores }) => {
+    stores.forEach((s) => changed.add(s));
+    clearTimeout(pending);
+    pending = setTimeout(() => {
+      refreshFromOtherTab(new Set(changed.values()), () => changed.clear()).catch((e: unknown) => showBanner(errorText(e)));
+    }, 150);
   });
   ui.undo.addEventListener("click", () => {
     void agent.undo().then(

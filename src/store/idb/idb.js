@@ -101,14 +101,20 @@ export function markSessionsStale(tx, storeName, staleName) {
 /**
  * Opens `name` at `version`, running `upgrade(db, tx, oldVersion,
  * newVersion)` inside `upgradeneeded`; a throwing upgrade aborts it (the
- * open then rejects and the old schema stays).
+ * open then rejects and the old schema stays). When another connection
+ * (an older copy of the app in another tab, another app on the same
+ * database) keeps the database open and does not close for the upgrade
+ * within `blockedMs`, the open rejects with a DOMException named
+ * "BlockedError" instead of waiting forever; if the upgrade goes through
+ * later, the connection it opens is closed at once.
  *
  * @param {string} name
  * @param {number} version
  * @param {(db: IDBDatabase, tx: IDBTransaction, oldVersion: number, newVersion: number) => void} upgrade
+ * @param {number} blockedMs
  * @returns {Promise<IDBDatabase>}
  */
-export function openDatabase(name, version, upgrade) {
+export function openDatabase(name, version, upgrade, blockedMs) {
   const factory = globalThis.indexedDB;
   if (!factory) return Promise.reject(new Error("IndexedDB is not available in this browser context"));
   const request = factory.open(name, version);
@@ -121,7 +127,36 @@ export function openDatabase(name, version, upgrade) {
       tx.abort();
     }
   };
-  return requestPromise(request);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let timer;
+    request.onblocked = () => {
+      timer = setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        reject(new DOMException(
+          "another tab (an older copy of this app, or another app) keeps the database open and does not let it upgrade",
+          "BlockedError",
+        ));
+      }, blockedMs);
+    };
+    request.onsuccess = () => {
+      clearTimeout(timer);
+      if (settled) {
+        request.result.close();
+        return;
+      }
+      settled = true;
+      resolve(request.result);
+    };
+    request.onerror = () => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      reject(request.error);
+    };
+  });
 }
 
 /**
@@ -136,6 +171,51 @@ export function closeForUpgrades(db, onClosed) {
     db.close();
     onClosed();
   };
+}
+
+/**
+ * The channel on which the tabs of one database tell each other about
+ * committed writes (`null` where BroadcastChannel does not exist).
+ *
+ * @param {string} name
+ * @returns {BroadcastChannel | null}
+ */
+export function openChannel(name) {
+  return typeof BroadcastChannel === "function" ? new BroadcastChannel(`atelier-agent:${name}`) : null;
+}
+
+/**
+ * Tells the other tabs which stores a committed write changed (a channel
+ * does not hear its own messages, so this tab is not told).
+ *
+ * @param {BroadcastChannel | null} channel
+ * @param {string[]} stores
+ */
+export function announce(channel, stores) {
+  try {
+    channel?.postMessage({ stores });
+  } catch {
+    // A closed channel (the page is going away): nobody to tell.
+  }
+}
+
+/**
+ * Calls `listener` with `{stores}` for every write another tab commits;
+ * returns the function that stops it.
+ *
+ * @param {BroadcastChannel | null} channel
+ * @param {(change: { stores: string[] }) => void} listener
+ * @returns {() => void}
+ */
+export function listen(channel, listener) {
+  if (!channel) return () => {};
+  /** @param {MessageEvent} event */
+  const onMessage = (event) => {
+    const stores = event.data && Array.isArray(event.data.stores) ? event.data.stores.filter((/** @type {unknown} */ s) => typeof s === "string") : [];
+    listener({ stores });
+  };
+  channel.addEventListener("message", onMessage);
+  return () => channel.removeEventListener("message", onMessage);
 }
 
 /**

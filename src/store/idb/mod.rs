@@ -51,11 +51,17 @@ extern "C" {
     #[wasm_bindgen(js_name = markSessionsStale)]
     fn mark_sessions_stale(tx: &IdbTransaction, store: &str, stale: &str);
     #[wasm_bindgen(js_name = openDatabase)]
-    fn open_database(name: &str, version: u32, upgrade: &js_sys::Function) -> Promise;
+    fn open_database(name: &str, version: u32, upgrade: &js_sys::Function, blocked_ms: u32) -> Promise;
     #[wasm_bindgen(js_name = closeForUpgrades)]
     fn close_for_upgrades(db: &IdbDatabase, on_closed: &js_sys::Function);
     #[wasm_bindgen(js_name = deleteDatabase)]
     fn delete_database(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = openChannel)]
+    fn open_channel(name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = announce)]
+    fn announce(channel: &JsValue, stores: Vec<String>);
+    #[wasm_bindgen(js_name = listen)]
+    fn listen(channel: &JsValue, listener: &js_sys::Function) -> js_sys::Function;
     #[wasm_bindgen(js_name = strictTransaction, catch)]
     fn strict_transaction(db: &IdbDatabase, stores: Vec<String>) -> std::result::Result<IdbTransaction, JsValue>;
 }
@@ -66,6 +72,8 @@ pub struct IdbBackend {
     /// Set when another tab's upgrade made this connection close: every
     /// later call is `reload_required` instead of a DOMException.
     closed_for_upgrade: Rc<Cell<bool>>,
+    /// The BroadcastChannel the tabs of this database share (or null).
+    channel: JsValue,
 }
 
 /// Maps a DOMException (or any JS error) to a typed storage error.
@@ -79,6 +87,7 @@ pub(crate) fn store_error(e: &JsValue) -> StoreError {
     };
     match name.as_str() {
         "QuotaExceededError" => StoreError::QuotaExceeded(message),
+        "BlockedError" => StoreError::Blocked,
         "DataCloneError" | "DataError" => StoreError::Codec { store: String::new(), detail: message },
         _ if name.is_empty() => StoreError::Backend(message),
         _ => StoreError::Backend(format!("{name}: {message}")),
@@ -137,12 +146,25 @@ impl IdbBackend {
         let on_closed = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || flag.set(true));
         close_for_upgrades(&db, on_closed.as_ref().unchecked_ref());
         on_closed.forget();
-        Ok(IdbBackend { db, closed_for_upgrade })
+        Ok(IdbBackend { db, closed_for_upgrade, channel: open_channel(name) })
     }
 
     /// Deletes the database `name` (tests and "forget everything").
     pub async fn delete(name: &str) -> Result<()> {
         settle(delete_database(name)).await.map(|_| ())
+    }
+
+    /// Calls `listener` with `{stores}` whenever another tab commits a write
+    /// to this database; returns the function that stops it.
+    pub fn on_change(&self, listener: &js_sys::Function) -> js_sys::Function {
+        listen(&self.channel, listener)
+    }
+
+    /// Tells the other tabs a write to `stores` committed.
+    fn announce(&self, stores: &[&str]) {
+        if !self.channel.is_null() {
+            announce(&self.channel, stores.iter().map(|s| (*s).to_owned()).collect());
+        }
     }
 
     /// Closes the connection.

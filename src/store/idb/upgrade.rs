@@ -16,13 +16,18 @@ use crate::store::schema::{Migration, VERSIONS};
 pub const IDB_VERSION_FACTOR: u32 = 10;
 
 /// Opens `name` at schema `version`, upgrading it first when it is older.
+/// How long an upgrade waits for other connections to close before the
+/// open fails with `blocked` (this package's own tabs close at once).
+pub const BLOCKED_MS: u32 = 3000;
+
 pub(super) async fn open(name: &str, version: u32) -> Result<IdbDatabase> {
     let upgrade = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64, f64) -> std::result::Result<(), JsValue>>::new(
         |db: IdbDatabase, tx: IdbTransaction, old: f64, new: f64| {
             run(&db, &tx, old as u32 / IDB_VERSION_FACTOR, new as u32 / IDB_VERSION_FACTOR)
         },
     );
-    let opened = settle(open_database(name, version * IDB_VERSION_FACTOR, upgrade.as_ref().unchecked_ref())).await;
+    let opened =
+        settle(open_database(name, version * IDB_VERSION_FACTOR, upgrade.as_ref().unchecked_ref(), BLOCKED_MS)).await;
     drop(upgrade);
     Ok(opened?.unchecked_into())
 }

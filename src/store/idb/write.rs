@@ -119,7 +119,9 @@ pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()
         return Err(store_error(&e));
     }
     commit(&tx);
-    settle(done).await.map(|_| ())
+    settle(done).await?;
+    backend.announce(&stores);
+    Ok(())
 }
 
 /// Asks the transaction to commit now rather than when the event loop is

@@ -27,3 +27,16 @@ export function tryLock(name) {
       .catch(reject);
   });
 }
+
+/**
+ * Whether someone (another tab, or a call in this one) holds the lock `name`.
+ *
+ * @param {string} name
+ * @returns {Promise<boolean>}
+ */
+export async function isLocked(name) {
+  const locks = globalThis.navigator?.locks;
+  if (!locks) return false;
+  const state = await locks.query();
+  return (state.held ?? []).some((lock) => lock.name === name);
+}
