@@ -361,12 +361,22 @@ fn line_splice(
 
     let mut range = window.first.start..if search_ends_in_newline { window.last.end } else { window.last.content_end };
     let replace_lines = split_lines(replace);
+    let doc_lines = window_lines(doc, window, search_lines.len());
+    // When the document's lines are not one uniform shift of the search's
+    // (Japanese prose: narration opens with U+3000, dialogue with none, and
+    // a model drops the U+3000), each replaced line keeps the indentation of
+    // the line it replaces; only added lines take the uniform shift.
+    let pairs =
+        (!uniform_shift(search_lines, &doc_lines, from_indent, to_indent)).then(|| align(search_lines, &replace_lines));
     let mut replacement = String::with_capacity(replace.len() + 16);
     for (i, line) in replace_lines.iter().enumerate() {
         if i > 0 {
             replacement.push_str(newline);
         }
-        replacement.push_str(&rebase(line, from_indent, to_indent));
+        match pairs.as_ref().and_then(|p| p[i]) {
+            Some(k) => replacement.push_str(&reindent(line, indent_of(search_lines[k]), indent_of(doc_lines[k]))),
+            None => replacement.push_str(&rebase(line, from_indent, to_indent)),
+        }
     }
     let keeps_newline = if search_ends_in_newline { !no_final_newline } else { replace.ends_with('\n') };
     if !replace_lines.is_empty() && keeps_newline {
@@ -380,6 +390,88 @@ fn line_splice(
         }
     }
     Splice { line: line_number(doc, window.first.start), range, replacement, level }
+}
+
+/// The `count` document lines of a window, from its first.
+fn window_lines<'d>(doc: &'d str, window: &Window, count: usize) -> Vec<&'d str> {
+    let mut lines = Vec::with_capacity(count);
+    let mut line = Some(window.first);
+    while let Some(current) = line.filter(|_| lines.len() < count) {
+        lines.push(current.content(doc));
+        line = current.next(doc);
+    }
+    lines
+}
+
+/// Whether re-basing every non-blank search line from the anchor's
+/// indentation gives the matched document line's indentation.
+fn uniform_shift(search_lines: &[&str], doc_lines: &[&str], from: &str, to: &str) -> bool {
+    search_lines
+        .iter()
+        .zip(doc_lines)
+        .all(|(s, d)| is_blank(s) || is_blank(d) || indent_of(&rebase(s, from, to)) == indent_of(d))
+}
+
+/// Pairs each replacement line with the search line it replaces: equal
+/// lines (ignoring indentation) by their longest common subsequence, the
+/// lines between two such pairs by position; `None` for an added line.
+fn align(search: &[&str], replace: &[&str]) -> Vec<Option<usize>> {
+    let (n, m) = (search.len(), replace.len());
+    if n.saturating_mul(m) > 250_000 {
+        return (0..m).map(|i| (i < n).then_some(i)).collect();
+    }
+    let same = |i: usize, j: usize| search[i].trim() == replace[j].trim();
+    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[at(i, j)] =
+                if same(i, j) { lcs[at(i + 1, j + 1)] + 1 } else { lcs[at(i + 1, j)].max(lcs[at(i, j + 1)]) };
+        }
+    }
+    let mut pairs = vec![None; m];
+    let (mut gap_search, mut gap_replace) = (Vec::new(), Vec::new());
+    let flush = |gs: &mut Vec<usize>, gr: &mut Vec<usize>, pairs: &mut Vec<Option<usize>>| {
+        for (k, j) in gs.iter().zip(gr.iter()) {
+            pairs[*j] = Some(*k);
+        }
+        gs.clear();
+        gr.clear();
+    };
+    let (mut i, mut j) = (0, 0);
+    while i < n && j < m {
+        if same(i, j) {
+            flush(&mut gap_search, &mut gap_replace, &mut pairs);
+            pairs[j] = Some(i);
+            i += 1;
+            j += 1;
+        } else if lcs[at(i + 1, j)] >= lcs[at(i, j + 1)] {
+            gap_search.push(i);
+            i += 1;
+        } else {
+            gap_replace.push(j);
+            j += 1;
+        }
+    }
+    gap_search.extend(i..n);
+    gap_replace.extend(j..m);
+    flush(&mut gap_search, &mut gap_replace, &mut pairs);
+    pairs
+}
+
+/// One replacement line given the indentation of the document line it
+/// replaces: the search line's indentation becomes the document line's,
+/// and indentation the model added beyond it is kept.
+fn reindent(line: &str, search_indent: &str, doc_indent: &str) -> String {
+    if is_blank(line) {
+        return line.to_owned();
+    }
+    let own = indent_of(line);
+    let body = &line[own.len()..];
+    match own.strip_prefix(search_indent) {
+        Some(extra) => format!("{doc_indent}{extra}{body}"),
+        None => format!("{doc_indent}{body}"),
+    }
 }
 
 /// Moves one replacement line from the search's indentation to the document's,

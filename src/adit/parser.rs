@@ -8,7 +8,14 @@
 //! >>>>>>> REPLACE
 //! ```
 //!
-//! Markers take 5 to 9 marker characters and may carry trailing whitespace;
+//! The marker lines accepted are the union of what the established parsers
+//! accept (see the case table's marker rows):
+//! - aider: 5 to 9 `<` / `=` / `>`, trailing whitespace;
+//! - Cline: 3 or more characters, `------- SEARCH` / `+++++++ REPLACE` as well
+//!   as `<` / `>`, an optional `>` after the word (`SEARCH>`);
+//! - Roo-Code: `:start_line: N` and `:end_line: N` lines and a `-------` line
+//!   right after the SEARCH marker, which are not part of the search text.
+//!
 //! CRLF replies are accepted. Anything outside blocks (prose, code fences,
 //! file names) is ignored. Section lines are kept verbatim with their newline.
 
@@ -22,20 +29,38 @@ enum Marker {
     Replace,
 }
 
-/// Recognises a marker line (its newline already removed).
+/// Recognises a marker line (its newline already removed): a run of at
+/// least 3 marker characters, then the word (none for the separator), an
+/// optional `>`, trailing whitespace.
 fn marker(line: &str) -> Option<Marker> {
     let line = line.trim_end();
-    let (ch, word, kind) = match line.as_bytes().first()? {
-        b'<' => ('<', "SEARCH", Marker::Search),
-        b'=' => ('=', "", Marker::Separator),
-        b'>' => ('>', "REPLACE", Marker::Replace),
+    let first = *line.as_bytes().first()?;
+    let (word, kind) = match first {
+        b'<' | b'-' => ("SEARCH", Marker::Search),
+        b'=' => ("", Marker::Separator),
+        b'>' | b'+' => ("REPLACE", Marker::Replace),
         _ => return None,
     };
-    let run = line.len() - line.trim_start_matches(ch).len();
-    if !(5..=9).contains(&run) {
+    let run = line.len() - line.trim_start_matches(first as char).len();
+    if run < 3 {
         return None;
     }
-    (line[run..].trim_start() == word).then_some(kind)
+    let rest = line[run..].trim_start();
+    let rest = match kind {
+        Marker::Separator => rest,
+        _ => rest.strip_suffix('>').unwrap_or(rest),
+    };
+    (rest == word).then_some(kind)
+}
+
+/// A line Roo-Code puts between the SEARCH marker and the search text
+/// (`:start_line: 12`, `:end_line: 20`, `-------`): not part of the text.
+fn search_preamble(line: &str) -> bool {
+    let line = line.trim_end();
+    let numbered = |key: &str| {
+        line.strip_prefix(key).is_some_and(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
+    };
+    line == "-------" || numbered(":start_line:") || numbered(":end_line:")
 }
 
 enum State {
@@ -83,6 +108,9 @@ pub fn parse_search_replace(llm_output: &str) -> Result<Vec<Edit>> {
             (State::Search { opened, .. } | State::Replace { opened, .. }, Some(Marker::Search)) => {
                 return Err(fail(index, line_no, ParseIssue::NestedSearch { opened }))
             }
+            (State::Search { opened, search }, None) if search.is_empty() && search_preamble(bare) => {
+                State::Search { opened, search }
+            }
             (State::Search { opened, mut search }, None) => {
                 search.push_str(raw);
                 State::Search { opened, search }
@@ -118,13 +146,30 @@ mod tests {
         assert_eq!(marker("<<<<< SEARCH"), Some(Marker::Search));
         assert_eq!(marker("<<<<<<<<< SEARCH  \t"), Some(Marker::Search));
         assert_eq!(marker("<<<<<<<SEARCH"), Some(Marker::Search));
-        assert_eq!(marker("<<<< SEARCH"), None);
-        assert_eq!(marker("<<<<<<<<<< SEARCH"), None);
+        assert_eq!(marker("<<< SEARCH"), Some(Marker::Search), "Cline: 3 or more");
+        assert_eq!(marker("<<<<<<<<<<<< SEARCH"), Some(Marker::Search));
+        assert_eq!(marker("<< SEARCH"), None);
+        assert_eq!(marker("------- SEARCH"), Some(Marker::Search), "Cline's current marker");
+        assert_eq!(marker("<<<<<<< SEARCH>"), Some(Marker::Search), "Cline and Roo-Code: a trailing >");
+        assert_eq!(marker("-------"), None, "Roo-Code's separator line is no marker");
         assert_eq!(marker("======="), Some(Marker::Separator));
-        assert_eq!(marker("=========="), None);
+        assert_eq!(marker("==="), Some(Marker::Separator));
+        assert_eq!(marker("=="), None);
         assert_eq!(marker("======= x"), None);
         assert_eq!(marker(">>>>>>> REPLACE"), Some(Marker::Replace));
+        assert_eq!(marker("+++++++ REPLACE"), Some(Marker::Replace));
+        assert_eq!(marker(">>>>>>> REPLACE>"), Some(Marker::Replace));
         assert_eq!(marker(">>>>>>> REPLACED"), None);
         assert_eq!(marker(" <<<<<<< SEARCH"), None);
+        assert_eq!(marker("--- a/file.md"), None, "a diff header is no marker");
+    }
+
+    #[test]
+    fn roo_preamble_lines() {
+        assert!(search_preamble(":start_line: 12"));
+        assert!(search_preamble(":end_line:20  "));
+        assert!(search_preamble("-------"));
+        assert!(!search_preamble(":start_line: twelve"));
+        assert!(!search_preamble("---"), "a Markdown rule is text");
     }
 }
