@@ -239,6 +239,28 @@ async fn artifacts_import_through_the_js_api_whole_or_not_at_all() {
     assert!(message.contains("artifacts[1]: (id worse)"), "{message}");
     let list: Array = JsFuture::from(agent.list_artifacts("imported".into())).await.unwrap().unchecked_into();
     assert_eq!(list.length(), 300, "nothing of the refused import was written");
+
+    // Lifecycles: only the person changes them, and every write path keeps them.
+    let code = |e: JsValue| prop(&e, "code").as_string();
+    let fixed = JsFuture::from(agent.set_artifact_lifecycle("d-000".into(), "static".into())).await.unwrap();
+    assert_eq!(prop(&fixed, "lifecycle").as_string().as_deref(), Some("static"));
+    let refused = JsFuture::from(agent.edit_artifact("d-000".into(), "changed".into(), None)).await.unwrap_err();
+    assert_eq!(code(refused).as_deref(), Some("lifecycle"));
+    let mut row = rows[0].clone();
+    row["content"] = json!("overwritten by an import");
+    row["lifecycle"] = json!("static");
+    let refused = JsFuture::from(agent.import_artifacts(js(json!([row])))).await.unwrap_err();
+    assert_eq!(code(refused).as_deref(), Some("lifecycle"), "an import cannot change a static artifact");
+    let mut moved = rows[1].clone();
+    moved["sessionId"] = json!("another");
+    let refused = JsFuture::from(agent.import_artifacts(js(json!([moved])))).await.unwrap_err();
+    assert_eq!(code(refused).as_deref(), Some("invalid_argument"), "nor move an artifact to another session");
+    let refused = JsFuture::from(agent.set_artifact_lifecycle("d-000".into(), "frozen".into())).await.unwrap_err();
+    assert_eq!(code(refused).as_deref(), Some("invalid_argument"));
+    // The person's deliberate way to edit it.
+    JsFuture::from(agent.set_artifact_lifecycle("d-000".into(), "overwritable".into())).await.unwrap();
+    let edited = JsFuture::from(agent.edit_artifact("d-000".into(), "changed".into(), None)).await.unwrap();
+    assert_eq!(prop(&edited, "content").as_string().as_deref(), Some("changed"));
 }
 
 /// Evaluates JS source (test-only: builds objects JSON cannot express).

@@ -11,6 +11,7 @@
 //! ```
 
 mod events;
+mod loop_guard;
 mod nodes;
 pub mod outbound;
 mod prompts;

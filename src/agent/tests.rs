@@ -278,12 +278,14 @@ fn abort_mid_run_leaves_a_consistent_resumable_checkpoint() {
 fn a_looping_model_hits_the_recursion_limit_with_a_clear_error() {
     let h = harness(vec![json_reply(json!({"strategy": "general_agent", "reasoning": "x"}))]);
     h.agent.env().settings.borrow_mut().recursion_limit = 12;
-    for _ in 0..20 {
-        h.model.push(Step::Respond(Box::new(|_: &ChatRequest| {
-            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new("c", "current_time", &json!({}))]))
+    // Never the same call twice (the loop guard would stop it first).
+    for k in 0..20 {
+        h.model.push(Step::Respond(Box::new(move |_: &ChatRequest| {
+            let thought = json!({ "thought": format!("thinking, step {k}") });
+            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new("c", "record_thought", &thought)]))
         })));
     }
-    let err = block_on(h.agent.send("s1", "What time is it, again and again?", agent_on())).unwrap_err();
+    let err = block_on(h.agent.send("s1", "Think about it, again and again", agent_on())).unwrap_err();
     assert_eq!(err.code, "recursion_limit");
     assert!(err.message.contains("agent -> tools") || err.message.contains("tools -> agent"), "{}", err.message);
 }
@@ -866,4 +868,70 @@ fn a_full_disk_at_approval_writes_nothing_and_the_review_waits_until_there_is_ro
     let done = block_on(h.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
     assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     assert_eq!(block_on(h.db.section(&section)).unwrap().content, NYAA_ONCE);
+}
+
+// ---- loop guard -------------------------------------------------------------------
+
+#[test]
+fn a_forgetful_model_reads_twice_is_told_on_the_third_and_stopped_before_the_recursion_limit() {
+    let h = harness(vec![]);
+    let (_, section) = writing_setup(&h);
+    let read = || calls(&[("get_manuscript", json!({"section_id": section}))]);
+    // The same read, with the arguments spelled differently each time.
+    let reordered = Step::Reply(ChatOutcome::tool_calls(vec![{
+        let mut c = ToolCall::new("call_get_manuscript_0", "get_manuscript", &json!({}));
+        c.function.arguments = format!("{{ \"section_id\" :  \"{section}\" }}");
+        c
+    }]));
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "writing", "reasoning": "read"})),
+            read(),
+            reordered,
+            read(),
+            read(),
+            read(),
+        ],
+    );
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let err = block_on(h.agent.send("s1", "第一章を読んで", events_into(&events))).unwrap_err();
+    assert_eq!(err.code, "tool_loop", "{err:?}");
+    let reads = block_on(h.db.artifacts("s1")).unwrap().iter().filter(|a| a.title.contains("第一章")).count();
+    assert_eq!(reads, 2, "two real reads; the repeats were not executed");
+    let requests = h.model.requests();
+    let told =
+        requests.iter().flat_map(|r| r.messages.iter()).any(|m| m.text().contains("third call of get_manuscript"));
+    assert!(told, "the model was told why");
+    assert!(requests.len() < 10, "stopped well before the recursion limit ({} calls)", requests.len());
+    assert!(events
+        .borrow()
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Warning { message } if message.contains("repeating"))));
+    // The session goes on: the next turn starts afresh.
+    play(&h, vec![json_reply(json!({"strategy": "chat_only", "reasoning": "x"})), text("はい。")]);
+    assert_eq!(block_on(h.agent.send("s1", "ありがとう", agent_on())).unwrap().status, RunStatus::Completed);
+}
+
+#[test]
+fn an_oscillating_model_is_refused_then_recovers() {
+    let h = harness(vec![]);
+    let list = || calls(&[("list_artifacts", json!({}))]);
+    let time = || calls(&[("current_time", json!({}))]);
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
+            list(),
+            time(),
+            list(),
+            time(),
+            calls(&[("respond", json!({"answer": "Nothing is saved yet."}))]),
+        ],
+    );
+    let done = block_on(h.agent.send("s1", "What do we have?", agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+    let refused = state.messages.iter().filter(|m| m.text().contains("alternate between the same two calls")).count();
+    assert_eq!(refused, 1, "the fourth step of A-B-A-B was not run");
 }

@@ -3,6 +3,7 @@
 //! agent mode is off and the model cannot fetch it).
 
 pub use crate::snippet::snippet;
+use crate::store::Lifecycle;
 
 /// Heading that marks the injected index (and lets us find it in history).
 pub const ARTIFACT_INDEX_HEADING: &str = "## Session Context (Artifacts)";
@@ -42,6 +43,8 @@ pub struct IndexEntry<'a> {
     pub id: &'a str,
     pub title: &'a str,
     pub body: EntryBody<'a>,
+    /// Shown after the title unless overwritable (the default).
+    pub lifecycle: Lifecycle,
 }
 
 /// What the index shows of an artifact.
@@ -67,12 +70,15 @@ pub fn render_index(entries: &[IndexEntry<'_>], agent_mode: bool) -> Option<Stri
     });
     for (i, entry) in entries.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { "\n\n" });
+        let title = match entry.lifecycle {
+            Lifecycle::Overwritable => entry.title.to_owned(),
+            Lifecycle::AppendOnly => format!("{} (append-only: you may only add at the end)", entry.title),
+            Lifecycle::Static => format!("{} (static: read-only)", entry.title),
+        };
         match entry.body {
-            EntryBody::Whole(text) => {
-                out.push_str(&format!("### [ID: {}] {}\nContent:\n{text}", entry.id, entry.title))
-            }
+            EntryBody::Whole(text) => out.push_str(&format!("### [ID: {}] {title}\nContent:\n{text}", entry.id)),
             EntryBody::Snippet(text) => {
-                snippet_entry(&mut out, entry.id, entry.title, text, usize::MAX);
+                snippet_entry(&mut out, entry.id, &title, text, usize::MAX);
                 // A snippet of web material is cut before its fence closes.
                 if let Some(close) = super::untrusted::closing_for(text) {
                     out.push('\n');
@@ -92,7 +98,7 @@ pub fn shown_whole(length: usize, options: ArtifactIndexOptions) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ArtifactType, Lifecycle, SessionArtifact};
+    use crate::store::{ArtifactType, SessionArtifact};
 
     /// The index of the active artifacts among `artifacts`, as the agent
     /// builds it from their index entries.
@@ -108,6 +114,7 @@ mod tests {
                 } else {
                     EntryBody::Snippet(snippet(&a.content, options.snippet_chars))
                 },
+                lifecycle: a.lifecycle,
             })
             .collect();
         render_index(&entries, options.agent_mode)
@@ -139,5 +146,18 @@ mod tests {
         let off = artifact_index(&list, ArtifactIndexOptions { agent_mode: false, ..Default::default() }).unwrap();
         assert!(off.contains(&long), "agent mode off injects everything whole");
         assert!(artifact_index(&[art("c", "x", false)], ArtifactIndexOptions::default()).is_none());
+    }
+
+    #[test]
+    fn the_index_says_which_artifacts_are_append_only_or_static() {
+        let mut glossary = art("g", "語彙", true);
+        glossary.lifecycle = Lifecycle::AppendOnly;
+        let mut source = art("q", &"引用".repeat(800), true);
+        source.lifecycle = Lifecycle::Static;
+        let index =
+            artifact_index(&[glossary, source, art("n", "note", true)], ArtifactIndexOptions::default()).unwrap();
+        assert!(index.contains("### [ID: g] Title g (append-only: you may only add at the end)\nContent:"), "{index}");
+        assert!(index.contains("### [ID: q] Title q (static: read-only)\nSnippet:"), "{index}");
+        assert!(index.contains("### [ID: n] Title n\nContent:"), "overwritable is the default, unmarked");
     }
 }

@@ -65,6 +65,26 @@ pub fn check_lifecycle(artifact: &SessionArtifact, new: &str) -> Result<()> {
     }
 }
 
+/// Checks that `new` may replace the stored `old` version of an artifact:
+/// same lifecycle (only `set_artifact_lifecycle` changes it) and content
+/// its lifecycle allows.
+fn check_replacement(old: &SessionArtifact, new: &SessionArtifact) -> Result<()> {
+    if old.lifecycle != new.lifecycle {
+        return Err(StoreError::Lifecycle {
+            id: old.id.clone(),
+            lifecycle: lifecycle_name(old.lifecycle),
+            detail: format!(
+                "a write cannot make it {} (the person changes lifecycles with setArtifactLifecycle)",
+                lifecycle_name(new.lifecycle)
+            ),
+        });
+    }
+    if old.content == new.content {
+        return Ok(());
+    }
+    check_lifecycle(old, &new.content)
+}
+
 impl Db {
     /// The index entries of the session's artifacts (only the active ones
     /// when `active_only`), newest first: the artifact index reads these
@@ -131,9 +151,26 @@ impl Db {
         Ok(artifact)
     }
 
-    /// Writes an artifact as given (after the caller checked its lifecycle).
+    /// Writes an artifact as given, if the stored one's lifecycle allows the
+    /// new content (and the lifecycle itself is unchanged: only
+    /// [`Db::set_artifact_lifecycle`] changes it).
     pub async fn save_artifact(&self, artifact: &SessionArtifact, origin: Option<Origin>, reason: &str) -> Result<()> {
+        if let Some(stored) = self.get::<SessionArtifact>(ARTIFACTS, &artifact.id).await? {
+            check_replacement(&stored, artifact)?;
+        }
         self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, artifact)?), origin, reason).await
+    }
+
+    /// The person's deliberate change of an artifact's lifecycle (never the
+    /// agent's): making a static artifact overwritable is how a person edits
+    /// it. Undoable through the history.
+    pub async fn set_artifact_lifecycle(&self, id: &str, lifecycle: Lifecycle) -> Result<SessionArtifact> {
+        let mut artifact = self.artifact(id).await?;
+        artifact.lifecycle = lifecycle;
+        artifact.updated_at = platform::now_ms().max(artifact.updated_at + 1.0);
+        let value = Some(to_value(ARTIFACTS, &artifact)?);
+        self.change(ARTIFACTS, id, value, Some(Origin::User), "set_lifecycle").await?;
+        Ok(artifact)
     }
 
     /// Turns an artifact's context injection on or off.
@@ -157,12 +194,25 @@ impl Db {
     /// import leaves each session's index to its first read.
     pub async fn import_artifacts(&self, records: Vec<Value>) -> Result<usize> {
         let mut writes = Vec::with_capacity(records.len());
+        // Artifacts the import would replace (keys only; only those are read).
+        let existing: std::collections::HashSet<String> = self.backend.all_keys(ARTIFACTS).await?.into_iter().collect();
         for (i, record) in records.into_iter().enumerate() {
             let id = record.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
             let artifact: SessionArtifact = serde_json::from_value(record).map_err(|e| StoreError::Invalid {
                 field: format!("artifacts[{i}]"),
                 message: format!("(id {id}) {e}"),
             })?;
+            if existing.contains(&artifact.id) {
+                if let Some(stored) = self.get::<SessionArtifact>(ARTIFACTS, &artifact.id).await? {
+                    if stored.session_id != artifact.session_id {
+                        return Err(StoreError::Invalid {
+                            field: format!("artifacts[{i}].sessionId"),
+                            message: format!("artifact {id} belongs to another session; nothing was imported"),
+                        });
+                    }
+                    check_replacement(&stored, &artifact)?;
+                }
+            }
             writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
         }
         let count = writes.len();
@@ -214,14 +264,15 @@ impl Db {
         resolve(&all, reference).cloned()
     }
 
-    /// Deletes an artifact the agent names; static ones are refused (the person can still delete them).
+    /// Deletes an artifact the agent names; static and append-only ones are
+    /// refused (their text must stay; the person can still delete them).
     pub async fn agent_delete_artifact(&self, session_id: &str, reference: &str) -> Result<SessionArtifact> {
         let artifact = self.resolve_artifact(session_id, reference).await?;
-        if artifact.lifecycle == Lifecycle::Static {
+        if artifact.lifecycle != Lifecycle::Overwritable {
             return Err(StoreError::Lifecycle {
                 id: artifact.id,
-                lifecycle: "static",
-                detail: "it is read-only".into(),
+                lifecycle: lifecycle_name(artifact.lifecycle),
+                detail: "its text must stay, so it cannot be deleted by the agent".into(),
             });
         }
         self.delete_artifact(&artifact.id, Origin::Agent).await?;

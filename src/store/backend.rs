@@ -44,6 +44,10 @@ pub trait Backend {
     }
     /// Every record of a store, by primary key.
     async fn all(&self, store: &str) -> Result<Vec<Value>>;
+    /// Every primary key of a store, in key order (IndexedDB loads no record).
+    async fn all_keys(&self, store: &str) -> Result<Vec<String>> {
+        self.all(store).await?.iter().map(|v| key_of(store, v)).collect()
+    }
     /// Applies every write or none.
     async fn write(&self, writes: Vec<Write>) -> Result<()>;
 

@@ -51,6 +51,26 @@ pub enum Lifecycle {
     Static,
 }
 
+impl Lifecycle {
+    /// The stored name ("overwritable", "append_only", "static").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lifecycle::Overwritable => "overwritable",
+            Lifecycle::AppendOnly => "append_only",
+            Lifecycle::Static => "static",
+        }
+    }
+
+    /// From the stored name; anything else is overwritable (the default).
+    pub fn from_name(name: &str) -> Lifecycle {
+        match name {
+            "append_only" => Lifecycle::AppendOnly,
+            "static" => Lifecycle::Static,
+            _ => Lifecycle::Overwritable,
+        }
+    }
+}
+
 /// A piece of working material of a chat session (the `sessionArtifacts`
 /// record; `lifecycle` is ours and defaults to overwritable for records
 /// written by other apps).
@@ -232,6 +252,9 @@ pub struct ArtifactSnippet {
     /// Length of the full content in UTF-16 code units (JS `String.length`).
     pub length: usize,
     pub created_at: f64,
+    /// How the artifact may change (shown in the injected index).
+    #[serde(default)]
+    pub lifecycle: Lifecycle,
 }
 
 /// Characters of content kept in an [`ArtifactSnippet`].
@@ -254,6 +277,7 @@ impl ArtifactSnippet {
             snippet: crate::snippet::snippet(&artifact.content, SNIPPET_CHARS).to_owned(),
             length: artifact.content.encode_utf16().count(),
             created_at: artifact.created_at,
+            lifecycle: artifact.lifecycle,
         }
     }
 
@@ -266,6 +290,8 @@ impl ArtifactSnippet {
         if record.get("isActive") != Some(&Value::Bool(true)) {
             return serde_json::json!({ "active": 0, "length": length });
         }
-        serde_json::json!({ "active": 1, "snippet": crate::snippet::snippet(content, SNIPPET_CHARS), "length": length })
+        let lifecycle = Lifecycle::from_name(record.get("lifecycle").and_then(Value::as_str).unwrap_or("")).as_str();
+        serde_json::json!({ "active": 1, "snippet": crate::snippet::snippet(content, SNIPPET_CHARS), "length": length,
+                            "lifecycle": lifecycle })
     }
 }

@@ -45,6 +45,9 @@ pub struct Version {
     pub migrations: &'static [Migration],
     /// Stores this version deletes.
     pub removes: &'static [&'static str],
+    /// Indexes this version deletes (before it adds its own, so an index can
+    /// be redefined under its name).
+    pub drops: &'static [(&'static str, &'static str)],
 }
 
 /// Every version, oldest first. Never edit a released entry: add one.
@@ -56,6 +59,7 @@ pub const VERSIONS: &[Version] = &[
         indexes: &[],
         migrations: &[],
         removes: &[],
+        drops: &[],
     },
     // 2: the person's projects and the agent's bookkeeping.
     Version {
@@ -72,6 +76,7 @@ pub const VERSIONS: &[Version] = &[
         indexes: &[],
         migrations: &[],
         removes: &[],
+        drops: &[],
     },
     // 3: artifact index entries apart from the full contents.
     Version {
@@ -86,6 +91,7 @@ pub const VERSIONS: &[Version] = &[
         // on the artifact records and removes it.
         migrations: &[],
         removes: &[],
+        drops: &[],
     },
     // 4: the index entries move into the artifact store's own compound index
     // (its key carries the snippet, so a key cursor reads the artifact index
@@ -94,9 +100,10 @@ pub const VERSIONS: &[Version] = &[
     Version {
         number: 4,
         stores: &[StoreSpec { name: INDEX_STALE, key_path: "sessionId", indexes: &[] }],
-        indexes: &[(ARTIFACTS, "bySessionActive", ARTIFACT_INDEX_PATH)],
+        indexes: &[(ARTIFACTS, "bySessionActive", ARTIFACT_INDEX_PATH_V4)],
         migrations: &[Migration::MarkIndexStale],
         removes: &[SNIPPETS],
+        drops: &[],
     },
     // 5: sessions and their transcripts (what the conversation showed), so
     // any app on the package lists, renames and reopens sessions.
@@ -109,6 +116,7 @@ pub const VERSIONS: &[Version] = &[
         indexes: &[],
         migrations: &[],
         removes: &[],
+        drops: &[],
     },
     // 6: tool-call receipts (a call's effect and its receipt land in one
     // batch, so a resume after a crash never runs it twice), and a record's
@@ -119,6 +127,7 @@ pub const VERSIONS: &[Version] = &[
         indexes: &[(REVISIONS, "recordId", &["recordId"])],
         migrations: &[],
         removes: &[],
+        drops: &[],
     },
     // 7: large strings of checkpointed state, stored once per session and
     // referenced by the checkpoints (see `store::blobs`).
@@ -128,6 +137,18 @@ pub const VERSIONS: &[Version] = &[
         indexes: &[],
         migrations: &[],
         removes: &[],
+        drops: &[],
+    },
+    // 8: the artifact index's keys carry each artifact's lifecycle (the
+    // injected index shows it): the index is redefined and every session is
+    // re-indexed on its first read.
+    Version {
+        number: 8,
+        stores: &[],
+        indexes: &[(ARTIFACTS, "bySessionActive", ARTIFACT_INDEX_PATH)],
+        migrations: &[Migration::MarkIndexStale],
+        removes: &[],
+        drops: &[(ARTIFACTS, "bySessionActive")],
     },
 ];
 
@@ -137,6 +158,10 @@ pub const VERSIONS: &[Version] = &[
 /// inactive artifacts were left out may still hold `active` 0 keys, which no
 /// read asks for).
 pub const ARTIFACT_INDEX_PATH: &[&str] =
+    &["sessionId", "_index.active", "id", "title", "_index.snippet", "_index.length", "createdAt", "_index.lifecycle"];
+
+/// The key path v4 defined (v8 added the lifecycle).
+pub const ARTIFACT_INDEX_PATH_V4: &[&str] =
     &["sessionId", "_index.active", "id", "title", "_index.snippet", "_index.length", "createdAt"];
 
 /// The current version.
@@ -149,17 +174,18 @@ pub fn key_path(store: &str) -> &'static str {
     VERSIONS.iter().flat_map(|v| v.stores).find(|s| s.name == store).map_or("id", |s| s.key_path)
 }
 
-/// The key path(s) of `index` on `store`.
+/// The key path(s) of `index` on `store` (its latest definition).
 pub fn index_path(store: &str, index: &str) -> Option<&'static [&'static str]> {
+    let mut found = None;
     for version in VERSIONS {
         for spec in version.stores.iter().filter(|s| s.name == store) {
             if let Some((_, path)) = spec.indexes.iter().find(|(name, _)| *name == index) {
-                return Some(path);
+                found = Some(*path);
             }
         }
         if let Some((_, _, path)) = version.indexes.iter().find(|(s, name, _)| *s == store && *name == index) {
-            return Some(path);
+            found = Some(*path);
         }
     }
-    None
+    found
 }

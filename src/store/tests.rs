@@ -483,3 +483,92 @@ fn a_save_based_on_a_stale_copy_is_refused_with_the_current_text() {
     let stale = block_on(db.edit_artifact_as_person(&art.id, "second".into(), Some(art.updated_at)));
     assert_eq!(stale.unwrap_err().code(), "conflict");
 }
+
+// ---- lifecycles on every write path -------------------------------------------
+
+#[cfg(not(target_arch = "wasm32"))]
+mod lifecycle_props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A write the agent (or an import) can attempt on artifact `usize`.
+    #[derive(Debug, Clone)]
+    enum Write {
+        Edit(usize, String),
+        Append(usize, String),
+        Save(usize, String, u8),
+        Import(usize, String, u8),
+        Toggle(usize),
+        Delete(usize),
+    }
+
+    fn write() -> impl Strategy<Value = Write> {
+        let text = "[aあ\u{3000}\n]{0,5}";
+        prop_oneof![
+            (0..3usize, text).prop_map(|(i, t)| Write::Edit(i, t)),
+            (0..3usize, text).prop_map(|(i, t)| Write::Append(i, t)),
+            (0..3usize, text, 0..3u8).prop_map(|(i, t, l)| Write::Save(i, t, l)),
+            (0..3usize, text, 0..3u8).prop_map(|(i, t, l)| Write::Import(i, t, l)),
+            (0..3usize).prop_map(Write::Toggle),
+            (0..3usize).prop_map(Write::Delete),
+        ]
+    }
+
+    fn lifecycle(n: u8) -> Lifecycle {
+        [Lifecycle::Overwritable, Lifecycle::AppendOnly, Lifecycle::Static][n as usize % 3]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn agent_writes_never_break_a_lifecycle(writes in prop::collection::vec(write(), 1..25)) {
+            let db = db();
+            let ids: Vec<String> = (0..3u8)
+                .map(|n| {
+                    block_on(db.create_artifact("s", ArtifactType::Text, "a", "base", lifecycle(n), Origin::Agent))
+                        .unwrap()
+                        .id
+                })
+                .collect();
+            let mut seen: Vec<String> = vec!["base".into(); 3];
+            let mut violations = Vec::new();
+            for w in writes {
+                let current = |i: usize| block_on(db.artifact(&ids[i]));
+                // Every attempt may be refused; what matters is what is stored after it.
+                let _ = match &w {
+                    Write::Edit(i, t) => current(*i).and_then(|a| {
+                        block_on(db.set_artifact_content(a, t.clone(), Origin::Agent, "edit_artifact", Vec::new())).map(|_| ())
+                    }),
+                    Write::Append(i, t) => current(*i).and_then(|a| {
+                        let longer = format!("{}{t}", a.content);
+                        block_on(db.set_artifact_content(a, longer, Origin::Agent, "edit_artifact", Vec::new())).map(|_| ())
+                    }),
+                    Write::Save(i, t, l) => current(*i).and_then(|mut a| {
+                        a.content = t.clone();
+                        a.lifecycle = lifecycle(*l);
+                        block_on(db.save_artifact(&a, Some(Origin::Agent), "save"))
+                    }),
+                    Write::Import(i, t, l) => current(*i).and_then(|mut a| {
+                        a.content = t.clone();
+                        a.lifecycle = lifecycle(*l);
+                        block_on(db.import_artifacts(vec![serde_json::to_value(&a).unwrap()])).map(|_| ())
+                    }),
+                    Write::Toggle(i) => current(*i).and_then(|a| block_on(db.set_artifact_active(&a.id, !a.is_active))),
+                    Write::Delete(i) => block_on(db.agent_delete_artifact("s", &ids[*i])).map(|_| ()),
+                };
+                for (i, id) in ids.iter().enumerate().skip(1) {
+                    match block_on(db.artifact(id)) {
+                        Ok(a) if a.lifecycle != lifecycle(i as u8) => violations.push(format!("{w:?}: {id} became {:?}", a.lifecycle)),
+                        Ok(a) if i == 2 && a.content != "base" => violations.push(format!("{w:?}: static changed to {:?}", a.content)),
+                        Ok(a) if i == 1 && !a.content.starts_with(&seen[i]) => {
+                            violations.push(format!("{w:?}: append-only {:?} → {:?}", seen[i], a.content))
+                        }
+                        Ok(a) => seen[i] = a.content,
+                        Err(e) => violations.push(format!("{w:?}: {id} is gone ({e})")),
+                    }
+                }
+            }
+            prop_assert!(violations.is_empty(), "{violations:?}");
+        }
+    }
+}

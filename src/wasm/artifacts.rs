@@ -1,5 +1,5 @@
 //! Session artifacts as the person manages them: list, import, activate,
-//! edit (lifecycles enforced by the store), delete.
+//! edit (lifecycles enforced by the store), change a lifecycle, delete.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
@@ -39,8 +39,10 @@ impl JsAgent {
 
     /// Stores artifacts (a backup from `listArtifacts`, a Dexie app's rows),
     /// replacing any with the same id, in one transaction; a record that is
-    /// not an artifact refuses the whole import (code `invalid_argument`,
-    /// naming it). Resolves to the number stored.
+    /// not an artifact, or that names an artifact of another session, refuses
+    /// the whole import (code `invalid_argument`, naming it), and so does one
+    /// that would change a stored artifact against its lifecycle (`lifecycle`).
+    /// Resolves to the number stored.
     #[wasm_bindgen(js_name = importArtifacts, unchecked_return_type = "Promise<number>")]
     pub fn import_artifacts(
         &self,
@@ -50,6 +52,22 @@ impl JsAgent {
         future_to_promise(async move {
             let records: Vec<serde_json::Value> = from_js("an array of artifacts", artifacts)?;
             Ok(JsValue::from(db.import_artifacts(records).await.map_err(error::store)? as u32))
+        })
+    }
+
+    /// Changes an artifact's lifecycle: the person's deliberate act (the
+    /// agent cannot); making a static artifact overwritable is how to edit it.
+    #[wasm_bindgen(js_name = setArtifactLifecycle, unchecked_return_type = "Promise<Artifact>")]
+    pub fn set_artifact_lifecycle(
+        &self,
+        id: String,
+        #[wasm_bindgen(unchecked_param_type = "Lifecycle")] lifecycle: JsValue,
+    ) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            let lifecycle: crate::store::Lifecycle =
+                from_js("lifecycle must be \"overwritable\", \"append_only\" or \"static\"", lifecycle)?;
+            to_js(&db.set_artifact_lifecycle(&id, lifecycle).await.map_err(error::store)?)
         })
     }
 

@@ -2,7 +2,7 @@
 // dialog for destructive edits, and an offline project editor. Everything is
 // stored in IndexedDB by the package; the proxy at /api reaches the LLM.
 import "./style.css";
-import init, { Agent, type AgentEvent, type Artifact, type ManuscriptSection, type RunResult, type SessionInfo } from "atelier-agent";
+import init, { Agent, type AgentEvent, type Artifact, type Lifecycle, type ManuscriptSection, type RunResult, type SessionInfo } from "atelier-agent";
 import { renderStream } from "./render";
 import { setupPlayground } from "./playground";
 
@@ -207,6 +207,7 @@ function errorText(e: unknown): string {
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
   if (code === "context_too_long") return "The conversation is too long for the model: start a new session or turn some artifacts off.";
+  if (code === "tool_loop") return "The agent kept repeating the same steps, so the run was stopped: rephrase the request, or give it what it seems to be missing.";
   if (code === "recursion_limit") return "The agent took too many steps without finishing: rephrase the request or break it into smaller ones.";
   if (code === "auth") return "The proxy (or the LLM behind it) refused the credentials: if the proxy asks for a client token, enter it under Settings.";
   if (code === "upstream_unavailable") return "The proxy or the LLM cannot be reached. Your projects and artifacts still work offline.";
@@ -332,9 +333,24 @@ async function refreshArtifacts(): Promise<void> {
       remove.textContent = "Delete";
       remove.setAttribute("aria-label", `Delete “${artifact.title}”`);
       remove.addEventListener("click", () => void agent.deleteArtifact(artifact.id).then(refreshArtifacts));
+      // The lifecycle: only the person changes it (the agent cannot).
+      const lifecycle = document.createElement("select");
+      lifecycle.className = "lifecycle";
+      lifecycle.setAttribute("aria-label", `How “${artifact.title}” may change`);
+      for (const [value, label] of [["overwritable", "Editable"], ["append_only", "Append only"], ["static", "Read-only"]] as const) {
+        const option = document.createElement("option");
+        option.value = value;
+        option.textContent = label;
+        lifecycle.append(option);
+      }
+      lifecycle.value = artifact.lifecycle;
+      lifecycle.addEventListener("change", () => {
+        const chosen = lifecycle.value as Lifecycle;
+        void agent.setArtifactLifecycle(artifact.id, chosen).then(refreshArtifacts, (e: unknown) => showBanner(errorText(e)));
+      });
       const bar = document.createElement("div");
       bar.className = "row";
-      bar.append(toggleLabel, remove);
+      bar.append(toggleLabel, lifecycle, remove);
       item.append(details, bar);
       return item;
     }),

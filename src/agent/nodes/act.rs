@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::super::events::{AgentEvent, ArtifactChange, Ctx, Emit};
+use super::super::loop_guard;
 use super::super::outbound::{self, OutboundHold};
 use super::super::state::{AgentState, AgentUpdate, Phase};
 use super::super::AgentEnv;
@@ -165,6 +166,13 @@ impl Node<AgentState> for Tools {
         let person = outbound::person_texts(&state.messages);
         let mut new_links = Vec::new();
         let mut hold = None;
+        // The loop guard's view of the turn: every call before each pending one.
+        let turn = state.turn();
+        let mut earlier = loop_guard::signatures(turn);
+        let batch = turn.iter().rev().find(|m| !m.tool_calls().is_empty()).map_or(0, |m| m.tool_calls().len());
+        let answered_in_batch = batch - state.pending_calls().len();
+        earlier.truncate(earlier.len() - batch + answered_in_batch);
+        let mut refused = loop_guard::refusals(turn);
         for call in &pending {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
@@ -172,7 +180,20 @@ impl Node<AgentState> for Tools {
             let key = state.call_key(call);
             if let Some(receipt) = receipts.get(&key) {
                 results.push(Message::tool(call.id.clone(), replayed(receipt)));
+                earlier.push(loop_guard::signature(call));
                 continue;
+            }
+            let verdict = loop_guard::judge(refused, &earlier, call);
+            earlier.push(loop_guard::signature(call));
+            match verdict {
+                loop_guard::Verdict::Run => {}
+                loop_guard::Verdict::Refuse(reason) => {
+                    refused += 1;
+                    ctx.warning(format!("{} was not run again: the model is repeating itself", call.function.name));
+                    results.push(Message::tool(call.id.clone(), reason));
+                    continue;
+                }
+                loop_guard::Verdict::Stop(reason) => return Err(NodeError::failed("tool_loop", reason)),
             }
             let args = match (&merged_search, call.function.name.as_str()) {
                 (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),

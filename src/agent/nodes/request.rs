@@ -33,6 +33,7 @@ async fn artifact_context(
             } else {
                 EntryBody::Snippet(snippet(&s.snippet, options.snippet_chars))
             },
+            lifecycle: s.lifecycle,
         })
         .collect();
     Ok(render_index(&entries, options.agent_mode))

@@ -1,6 +1,6 @@
 //! The artifact index as the agent reads it: the keys of the artifact
 //! store's `bySessionActive` index (session, activity, id, title, snippet,
-//! length, creation time), read by a key cursor without loading a record.
+//! length, creation time, lifecycle), read by a key cursor without loading a record.
 //! A session a bulk write left stale is indexed first, once.
 
 use js_sys::Array;
@@ -13,7 +13,7 @@ use super::{from_js, index_keys, request_promise, settle, store_error, to_js, tr
 use crate::store::backend::{index_from_records, Backend};
 use crate::store::error::Result;
 use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
-use crate::store::model::{ArtifactSnippet, INDEX_FIELD};
+use crate::store::model::{ArtifactSnippet, Lifecycle, INDEX_FIELD};
 
 /// Read from the `bySessionActive` index keys alone. The index holds active
 /// artifacts only (what the agent injects); a listing of every artifact
@@ -101,5 +101,6 @@ fn entry_of_key(key: &JsValue) -> Option<ArtifactSnippet> {
         snippet: text(4)?,
         length: number(5)? as usize,
         created_at: number(6)?,
+        lifecycle: text(7).map_or(Lifecycle::Overwritable, |name| Lifecycle::from_name(&name)),
     })
 }

@@ -236,6 +236,13 @@ impl Backend for IdbBackend {
         from_js::<Vec<String>>(store, &keys)
     }
 
+    async fn all_keys(&self, store: &str) -> Result<Vec<String>> {
+        let keys = self.read(store, |s| s.get_all_keys()).await?;
+        // Keys another app wrote may be numbers: those are no id of ours.
+        let keys: Vec<Value> = from_js(store, &keys)?;
+        Ok(keys.into_iter().filter_map(|k| k.as_str().map(str::to_owned)).collect())
+    }
+
     async fn all(&self, store: &str) -> Result<Vec<Value>> {
         let all = self.read(store, |s| s.get_all()).await?;
         Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())

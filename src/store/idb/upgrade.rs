@@ -45,6 +45,12 @@ fn run(db: &IdbDatabase, tx: &IdbTransaction, old: u32, new: u32) -> std::result
                 create_index(&store, name, path)?;
             }
         }
+        for (store, name) in version.drops {
+            let store = tx.object_store(store)?;
+            if store.index_names().contains(name) {
+                store.delete_index(name)?;
+            }
+        }
         for (store, name, path) in version.indexes {
             create_index(&tx.object_store(store)?, name, path)?;
         }
