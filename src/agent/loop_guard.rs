@@ -34,11 +34,44 @@ pub enum Verdict {
 /// A call's identity: its name and its arguments in canonical JSON (object
 /// keys sorted, no whitespace); arguments that are not JSON count verbatim.
 pub fn signature(call: &ToolCall) -> String {
-    let args = match serde_json::from_str::<Value>(&call.function.arguments) {
-        Ok(value) => value.to_string(),
-        Err(_) => call.function.arguments.trim().to_owned(),
-    };
-    format!("{}({args})", call.function.name)
+    let mut out = format!("{}(", call.function.name);
+    match serde_json::from_str::<Value>(&call.function.arguments) {
+        Ok(value) => canonical(&value, &mut out),
+        Err(_) => out.push_str(call.function.arguments.trim()),
+    }
+    out.push(')');
+    out
+}
+
+/// JSON with object keys sorted (whatever order the map keeps them in).
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 /// How many calls the guard refused among `messages`.
@@ -106,7 +139,7 @@ mod tests {
     fn the_third_identical_call_is_refused() {
         let read = call("get_manuscript", json!({"section_id": "s1"}));
         let s = signature(&read);
-        assert_eq!(judge(0, &[s.clone()], &read), Verdict::Run, "a second read may be deliberate");
+        assert_eq!(judge(0, std::slice::from_ref(&s), &read), Verdict::Run, "a second read may be deliberate");
         assert!(matches!(judge(0, &[s.clone(), s.clone()], &read), Verdict::Refuse(r) if r.contains("third call")));
     }
 

@@ -466,6 +466,24 @@ impl Agent {
         self.finished(session_id, Agent::result(outcome), &options).await
     }
 
+    /// Adds the person's words to the session's running turn: stored at once
+    /// (durably, in the transcript) and given to the model before its next
+    /// call, as a user message. Fails with `not_running` when no run works on
+    /// the session (in any tab): then `send` is the way.
+    pub async fn interject(&self, session_id: &str, text: &str) -> Result<(), AgentError> {
+        if text.trim().is_empty() {
+            return Err(AgentError { code: "invalid_argument".into(), message: "interject: the text is empty".into() });
+        }
+        if !crate::platform::is_locked(&self.lock_name(session_id)).await {
+            return Err(AgentError {
+                code: "not_running".into(),
+                message: format!("no run is working on session {session_id:?}: send the message instead"),
+            });
+        }
+        self.env.db.record_interjection(session_id, text).await.map_err(store_error)?;
+        Ok(())
+    }
+
     /// Whether the session is idle, waits for a review, has a run that
     /// stopped before it finished (see [`Agent::continue_run`]), or runs now
     /// (elsewhere: the run lock is held).

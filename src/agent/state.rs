@@ -65,6 +65,8 @@ crate::graph_state! {
         append result_links: Vec<String>,
         /// A network call the outbound rule holds for the person's approval.
         set outbound_hold: Option<super::outbound::OutboundHold>,
+        /// Transcript ids of the interjections already given to the model.
+        append interjections: Vec<String>,
     }
 }
 

@@ -935,3 +935,55 @@ fn an_oscillating_model_is_refused_then_recovers() {
     let refused = state.messages.iter().filter(|m| m.text().contains("alternate between the same two calls")).count();
     assert_eq!(refused, 1, "the fourth step of A-B-A-B was not run");
 }
+
+// ---- interjections ----------------------------------------------------------------
+
+#[test]
+fn words_added_while_the_agent_works_reach_its_next_model_call_once() {
+    use std::future::Future;
+    let h = harness(vec![]);
+    assert_eq!(block_on(h.agent.interject("s1", "also this")).unwrap_err().code, "not_running");
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
+            // The model "thinks" (yields once): the person types meanwhile.
+            Step::Yield(ChatOutcome::tool_calls(vec![ToolCall::new(
+                "c1",
+                "record_thought",
+                &json!({"thought": "Look at the time."}),
+            )])),
+            calls(&[("current_time", json!({}))]),
+            text("It is late; and yes, in Japanese: 遅いです。"),
+        ],
+    );
+    let mut run = Box::pin(h.agent.send("s1", "What time is it?", agent_on()));
+    let waker = futures_util::task::noop_waker_ref();
+    let mut cx = std::task::Context::from_waker(waker);
+    // Poll until the model's first answer is pending.
+    let mut polls = 0;
+    while h.model.requests().len() < 2 {
+        assert!(run.as_mut().poll(&mut cx).is_pending());
+        polls += 1;
+        assert!(polls < 100);
+    }
+    block_on(h.agent.interject("s1", "Answer in Japanese too, please")).unwrap();
+    let done = loop {
+        if let std::task::Poll::Ready(done) = run.as_mut().poll(&mut cx) {
+            break done.unwrap();
+        }
+    };
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    let requests = h.model.requests();
+    let carries = |r: &ChatRequest| r.messages.iter().filter(|m| m.text() == "Answer in Japanese too, please").count();
+    assert_eq!(carries(&requests[1]), 0, "the call under way when it was typed did not have it");
+    assert_eq!(carries(&requests[2]), 1, "the next call has it, as a user message");
+    assert_eq!(carries(&requests[3]), 1, "once, not again and again");
+    let at = requests[2].messages.iter().position(|m| m.text() == "Answer in Japanese too, please").unwrap();
+    assert!(matches!(requests[2].messages[at], Message::User { .. }));
+    assert!(matches!(requests[2].messages[at - 1], Message::Tool { .. }), "after the tool results");
+    // The transcript shows it where it was said.
+    let transcript = block_on(h.db.transcript("s1")).unwrap();
+    assert_eq!(transcript.iter().filter(|e| e.status.as_deref() == Some("interjection")).count(), 1);
+    assert_eq!(block_on(h.agent.interject("s1", "late")).unwrap_err().code, "not_running", "the run is over");
+}

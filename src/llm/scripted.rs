@@ -23,6 +23,24 @@ pub enum Step {
     Stall { partial: String },
     /// Decide from the request (e.g. to echo what the model was sent).
     Respond(Box<dyn Fn(&ChatRequest) -> Step>),
+    /// Answer with this outcome after yielding to the executor once (a test
+    /// polling the run by hand can act while the model "thinks").
+    Yield(ChatOutcome),
+}
+
+/// Pending on its first poll (waking itself), ready on the next.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 /// A model that plays a script.
@@ -110,6 +128,11 @@ impl ChatModel for ScriptedModel {
                 on_delta(Delta::Text { text: partial });
                 cancel.cancelled().await;
                 Err(LlmError::Aborted)
+            }
+            Step::Yield(outcome) => {
+                YieldOnce(false).await;
+                stream(&outcome, on_delta);
+                Ok(outcome)
             }
             Step::Respond(_) => unreachable!("resolved above"),
         }

@@ -25,6 +25,9 @@ fn title_of(input: &str) -> String {
     }
 }
 
+/// The transcript status of an interjection.
+pub const INTERJECTION: &str = "interjection";
+
 impl Db {
     /// Every session, most recently used first.
     pub async fn sessions(&self) -> Result<Vec<SessionInfo>> {
@@ -95,6 +98,22 @@ impl Db {
             ])
             .await?;
         Ok(entry)
+    }
+
+    /// Records what the person adds while a run works (an interjection): a
+    /// transcript entry with status "interjection", which the run's next
+    /// model call takes up.
+    pub async fn record_interjection(&self, session_id: &str, text: &str) -> Result<TranscriptEntry> {
+        let entry = self.entry(session_id, Speaker::Person, text, Some(INTERJECTION.to_owned()));
+        self.backend().write(vec![Write::Put { store: TRANSCRIPT, value: to_value(TRANSCRIPT, &entry)? }]).await?;
+        Ok(entry)
+    }
+
+    /// The session's interjections, oldest first.
+    pub async fn interjections(&self, session_id: &str) -> Result<Vec<TranscriptEntry>> {
+        let mut all = self.transcript(session_id).await?;
+        all.retain(|e| e.status.as_deref() == Some(INTERJECTION));
+        Ok(all)
     }
 
     /// Records the agent's Markdown for a turn. A turn that continues after a

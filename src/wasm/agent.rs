@@ -289,6 +289,18 @@ impl JsAgent {
         })
     }
 
+    /// Adds the person's words to the session's running turn (in any tab):
+    /// stored at once and given to the model before its next call. Rejects
+    /// with `not_running` when no run works on the session.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn interject(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String, text: String) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move {
+            agent.interject(&session_id, &text).await.map_err(error::agent)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Where the session's run stands (also after a reload).
     #[wasm_bindgen(js_name = runState, unchecked_return_type = "Promise<RunState>")]
     pub fn run_state(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {

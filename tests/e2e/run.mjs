@@ -607,6 +607,33 @@ async function scenarios(browser) {
     await context.close();
   });
 
+  await check("14. the person types while the agent works: the words reach its next model call, once", async () => {
+    await script([
+      routed("general_agent"),
+      { type: "hold", first: "", calls: [{ name: "record_thought", arguments: { thought: "まず考える。" } }] },
+      { type: "text", text: "はい、短くまとめます。" },
+    ]);
+    await say("京都について教えて");
+    const end = Date.now() + 15000;
+    while ((await requests()).filter((r) => r.path.endsWith("/chat/completions")).length < 2 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await page.locator("#input").fill("短くお願いします");
+    await page.getByRole("button", { name: "Add to this turn" }).click();
+    await page.waitForFunction(() => [...document.querySelectorAll(".turn.person.interjection")].some((t) => t.textContent.includes("短くお願いします")));
+    await new Promise((r) => setTimeout(r, 300));
+    await control("/__release");
+    await idle();
+    const chats = (await requests()).filter((r) => r.path.endsWith("/chat/completions"));
+    const last = chats.at(-1).body.messages;
+    const added = last.filter((m) => m.role === "user" && m.content === "短くお願いします");
+    assert(added.length === 1, `the last request carries the words once: ${JSON.stringify(last.map((m) => m.role))}`);
+    const at = last.findIndex((m) => m.role === "user" && m.content === "短くお願いします");
+    assert(last[at - 1].role === "tool", "after the tool result");
+    assert(!chats[1].body.messages.some((m) => m.content === "短くお願いします"), "not in the call already under way");
+    await shot("e2e-14-interjection.png");
+  });
+
   await check("13. two tabs: changes show in the other tab, a stale save asks which text to keep, one run per session, an upgrade elsewhere says reload", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const [a, b] = [await context.newPage(), await context.newPage()];

@@ -13,7 +13,8 @@
 //
 // Chat replies: {type: "text", text}, {type: "tool_calls", calls: [{name, arguments}]},
 // {type: "error", status, body, headers}, {type: "hold", first, rest} (streams
-// `first`, then waits for /__release or the client leaving).
+// `first`, then waits for /__release or the client leaving; with `calls`
+// instead of `rest`, answers with those tool calls once released).
 import { createServer } from "node:http";
 
 const port = Number(process.argv[2] ?? 0);
@@ -93,8 +94,17 @@ async function answerChat(req, res, body) {
       res.on("close", () => resolve(false));
     });
     if (!released) return;
-    for (const p of pieces(reply.rest ?? "")) res.write(chunk(model, { content: p }));
-    res.write(chunk(model, {}, "stop"));
+    if (reply.calls) {
+      // Held, then tool calls (a model that thinks before acting).
+      reply.calls.forEach((c, i) => {
+        const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
+        res.write(chunk(model, { tool_calls: [{ index: i, id: c.id ?? `call_${i}`, type: "function", function: { name: c.name, arguments: args } }] }));
+      });
+      res.write(chunk(model, {}, "tool_calls"));
+    } else {
+      for (const p of pieces(reply.rest ?? "")) res.write(chunk(model, { content: p }));
+      res.write(chunk(model, {}, "stop"));
+    }
   } else {
     for (const p of pieces(reply.text ?? "")) res.write(chunk(model, { content: p }));
     res.write(chunk(model, {}, "stop"));

@@ -35,6 +35,7 @@ const ui = {
   reviewReason: byId<HTMLInputElement>("review-reason"),
   reopenReview: byId<HTMLButtonElement>("reopen-review"),
   continueRun: byId<HTMLButtonElement>("continue-run"),
+  interject: byId<HTMLButtonElement>("interject"),
   sessionSelect: byId<HTMLSelectElement>("session-select"),
   sessionTitle: byId<HTMLInputElement>("session-title"),
   newSession: byId<HTMLButtonElement>("new-session"),
@@ -207,6 +208,7 @@ function errorText(e: unknown): string {
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
   if (code === "context_too_long") return "The conversation is too long for the model: start a new session or turn some artifacts off.";
+  if (code === "not_running") return "The agent had already finished: send your message again as a new one.";
   if (code === "tool_loop") return "The agent kept repeating the same steps, so the run was stopped: rephrase the request, or give it what it seems to be missing.";
   if (code === "recursion_limit") return "The agent took too many steps without finishing: rephrase the request or break it into smaller ones.";
   if (code === "auth") return "The proxy (or the LLM behind it) refused the credentials: if the proxy asks for a client token, enter it under Settings.";
@@ -221,6 +223,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
   running = controller;
   ui.continueRun.hidden = true;
   ui.send.disabled = true;
+  ui.interject.hidden = false;
   ui.stop.disabled = false;
   const body = addTurn("agent");
   const turn = body.parentElement as HTMLElement;
@@ -267,6 +270,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
     activeTool = null;
     showStatus();
     ui.send.disabled = false;
+    ui.interject.hidden = true;
     ui.stop.disabled = true;
     await refreshSessions();
     await refreshArtifacts();
@@ -426,6 +430,13 @@ async function refreshSection(): Promise<void> {
     showBanner("The chapter changed while you were typing. Your unsaved text is kept in the editor; the other version is in the chapter's history.");
     void refreshHistory();
   }
+}
+
+/** The agent is working: the words join its turn before its next model call. */
+function interject(text: string): void {
+  ui.input.value = "";
+  addTurn("person", text).parentElement?.classList.add("interjection");
+  void agent.interject(session, text).catch((e: unknown) => showBanner(errorText(e)));
 }
 
 /** A save refused as stale: the person's text, to keep if they choose so. */
@@ -627,7 +638,11 @@ async function main(): Promise<void> {
   ui.composer.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = ui.input.value.trim();
-    if (!text || running) return;
+    if (!text) return;
+    if (running) {
+      interject(text);
+      return;
+    }
     if (reviewing) {
       // The words stay in the box until the review is answered.
       showBanner(errorText(Object.assign(new Error(""), { code: "review_pending" })));
@@ -646,6 +661,10 @@ async function main(): Promise<void> {
     ui.composer.requestSubmit();
   });
   ui.stop.addEventListener("click", () => running?.abort());
+  ui.interject.addEventListener("click", () => {
+    const text = ui.input.value.trim();
+    if (text && running) interject(text);
+  });
   ui.continueRun.addEventListener("click", () => {
     if (running) return;
     void run((options) => agent.continueRun(session, options));

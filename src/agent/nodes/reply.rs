@@ -10,7 +10,7 @@ use super::super::events::{Ctx, Emit};
 use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::super::AgentEnv;
 use super::llm_failure;
-use super::request::prompt;
+use super::request::{interjections, prompt};
 use crate::context::summarize_arguments;
 use crate::context::untrusted::{defuse_fences, FenceGuard};
 use crate::graph::{Node, NodeError};
@@ -49,7 +49,8 @@ async fn call_model(
 ) -> Result<AgentUpdate, NodeError> {
     let strategy = if with_tools { state.strategy.unwrap_or(Strategy::GeneralAgent) } else { Strategy::ChatOnly };
     ctx.phase(if state.used_tools() || !with_tools { Phase::Answering } else { Phase::Planning });
-    let messages = prompt(env, state, ctx, strategy, !with_tools).await;
+    let (interjection_ids, interjected) = interjections(env, state, ctx).await;
+    let messages = prompt(env, state, ctx, strategy, !with_tools, &interjected).await;
     let settings = env.settings.borrow().clone();
     let mut request = ChatRequest::new(settings.main_model.clone(), messages);
     if with_tools {
@@ -93,8 +94,11 @@ async fn call_model(
         ctx.content(&block);
         output.push_str(&block);
     }
+    let mut messages = interjected;
+    messages.push(outcome.message);
     Ok(AgentUpdate {
-        messages: vec![outcome.message],
+        messages,
+        interjections: interjection_ids,
         loop_count: Some(state.loop_count + 1),
         output: Some(output),
         latest_node_name: Some(Some(if with_tools { "agent" } else { "chat" }.into())),

@@ -41,13 +41,14 @@ async fn artifact_context(
 
 /// Builds the messages for a model call: system prompt, the injected
 /// context (artifact index, system status, answer rules when tools ran),
-/// then the conversation.
+/// then the conversation, then what the person added while the run worked.
 pub(super) async fn prompt(
     env: &AgentEnv,
     state: &AgentState,
     ctx: &Ctx<'_>,
     strategy: Strategy,
     whole_artifacts: bool,
+    interjected: &[Message],
 ) -> Vec<Message> {
     let settings = env.settings.borrow().clone();
     let mut parts = Vec::new();
@@ -74,5 +75,20 @@ pub(super) async fn prompt(
     }
     let mut messages = vec![Message::system(prompts::system(strategy)), Message::user(parts.join("\n\n"))];
     messages.extend(history_for_model(&state.messages, state.turn_start));
+    messages.extend(interjected.iter().cloned());
     messages
+}
+
+/// What the person added while this run worked and the model has not seen
+/// yet (durable transcript entries, so an interjection survives a reload):
+/// their transcript ids and the user messages that carry them.
+pub(super) async fn interjections(env: &AgentEnv, state: &AgentState, ctx: &Ctx<'_>) -> (Vec<String>, Vec<Message>) {
+    let pending = match env.db.interjections(ctx.thread_id).await {
+        Ok(list) => list,
+        Err(e) => {
+            ctx.warning(format!("what you added while the agent worked could not be read: {e}"));
+            return (Vec::new(), Vec::new());
+        }
+    };
+    pending.into_iter().filter(|e| !state.interjections.contains(&e.id)).map(|e| (e.id, Message::user(e.text))).unzip()
 }
