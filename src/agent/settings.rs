@@ -25,6 +25,9 @@ pub struct AgentSettings {
     /// Characters of one web page the model is given (the artifact keeps the
     /// whole page, with a marker where the model's copy was cut).
     pub page_chars: usize,
+    /// Read-only calls of one step run at once, at most this many (1: one
+    /// after another, for a search API that limits concurrent requests).
+    pub parallel_reads: usize,
 }
 
 impl Default for AgentSettings {
@@ -37,6 +40,7 @@ impl Default for AgentSettings {
             long_term_memory: false,
             recursion_limit: 40,
             page_chars: 60_000,
+            parallel_reads: 4,
         }
     }
 }

@@ -987,3 +987,89 @@ fn words_added_while_the_agent_works_reach_its_next_model_call_once() {
     assert_eq!(transcript.iter().filter(|e| e.status.as_deref() == Some("interjection")).count(), 1);
     assert_eq!(block_on(h.agent.interject("s1", "late")).unwrap_err().code, "not_running", "the run is over");
 }
+
+// ---- parallel reads -----------------------------------------------------------------
+
+fn three_pages(h: &Harness) -> Vec<String> {
+    let urls: Vec<String> = (0..3).map(|i| format!("https://site{i}.example/page")).collect();
+    for (i, url) in urls.iter().enumerate() {
+        h.web.pages.borrow_mut().push(page(url, &format!("page number {i}")));
+    }
+    let opens: Vec<(&str, Value)> = urls.iter().map(|u| ("open_url", json!({"url": u}))).collect();
+    play(
+        h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "read"})),
+            Step::Reply(ChatOutcome::tool_calls(
+                opens.iter().enumerate().map(|(i, (n, a))| ToolCall::new(format!("open{i}"), *n, a)).collect(),
+            )),
+            text("Read."),
+        ],
+    );
+    urls
+}
+
+#[test]
+fn the_reads_of_one_step_run_together_and_their_results_keep_call_order() {
+    let h = harness(vec![]);
+    h.web.latency.set(std::time::Duration::from_millis(20));
+    let urls = three_pages(&h);
+    // Addresses the person gave (the outbound rule lets them through).
+    let done = block_on(h.agent.send("s1", &format!("Read {}", urls.join(" ")), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(h.web.max_in_flight.get(), 3, "the three opens were under way at once");
+    let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+    let order: Vec<&str> = state
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["open0", "open1", "open2"], "results recorded in call order");
+    let results: Vec<String> =
+        state.messages.iter().filter(|m| matches!(m, Message::Tool { .. })).map(|m| m.text().to_owned()).collect();
+    for (i, result) in results.iter().enumerate() {
+        assert!(result.contains(&format!("page number {i}")), "{result}");
+    }
+    assert_eq!(*h.web.opened.borrow(), urls);
+}
+
+#[test]
+fn one_at_a_time_when_the_settings_say_so() {
+    let h = harness(vec![]);
+    h.agent.env().settings.borrow_mut().parallel_reads = 1;
+    h.web.latency.set(std::time::Duration::from_millis(5));
+    let urls = three_pages(&h);
+    let done = block_on(h.agent.send("s1", &format!("Read {}", urls.join(" ")), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(h.web.max_in_flight.get(), 1);
+}
+
+#[test]
+fn a_write_between_reads_runs_after_the_reads_before_it() {
+    let h = harness(vec![]);
+    h.web.latency.set(std::time::Duration::from_millis(5));
+    h.web.pages.borrow_mut().push(page("https://a.example/1", "first page"));
+    h.web.pages.borrow_mut().push(page("https://a.example/2", "second page"));
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "read"})),
+            calls(&[
+                ("open_url", json!({"url": "https://a.example/1"})),
+                ("create_artifact", json!({"title": "Notes", "content": "between"})),
+                ("open_url", json!({"url": "https://a.example/2"})),
+            ]),
+            text("Done."),
+        ],
+    );
+    let done =
+        block_on(h.agent.send("s1", "Read https://a.example/1, note, read https://a.example/2", agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(h.web.max_in_flight.get(), 1, "the write split the reads");
+    let titles: Vec<String> = block_on(h.db.artifacts("s1")).unwrap().into_iter().rev().map(|a| a.title).collect();
+    let notes = titles.iter().position(|t| t == "Notes").unwrap();
+    assert_eq!(notes, 1, "created between the two pages: {titles:?}");
+}

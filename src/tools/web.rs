@@ -48,17 +48,46 @@ pub struct ScriptedWeb {
     pub queries: RefCell<Vec<String>>,
     /// Every URL asked for, found or not.
     pub opened: RefCell<Vec<String>>,
+    /// How long each call takes (a slow network; zero by default).
+    pub latency: std::cell::Cell<std::time::Duration>,
+    /// Calls under way now, and the most there ever were at once.
+    pub in_flight: std::cell::Cell<usize>,
+    pub max_in_flight: std::cell::Cell<usize>,
+}
+
+impl ScriptedWeb {
+    /// Takes the configured latency, counting the call as under way meanwhile.
+    async fn take_time(&self, cancel: &CancelToken) -> Result<(), ToolError> {
+        self.in_flight.set(self.in_flight.get() + 1);
+        self.max_in_flight.set(self.max_in_flight.get().max(self.in_flight.get()));
+        let latency = self.latency.get();
+        if !latency.is_zero() {
+            crate::platform::sleep(latency).await;
+        }
+        self.in_flight.set(self.in_flight.get() - 1);
+        if cancel.is_cancelled() {
+            return Err(ToolError::failed("aborted", "the run was stopped"));
+        }
+        Ok(())
+    }
 }
 
 #[async_trait(?Send)]
 impl WebTools for ScriptedWeb {
-    async fn search(&self, query: &str, max_results: u32, _: &CancelToken) -> Result<Vec<SearchResult>, ToolError> {
+    async fn search(
+        &self,
+        query: &str,
+        max_results: u32,
+        cancel: &CancelToken,
+    ) -> Result<Vec<SearchResult>, ToolError> {
         self.queries.borrow_mut().push(query.to_owned());
+        self.take_time(cancel).await?;
         Ok(self.results.borrow().iter().take(max_results as usize).cloned().collect())
     }
 
-    async fn open_url(&self, url: &str, _: &CancelToken) -> Result<WebPage, ToolError> {
+    async fn open_url(&self, url: &str, cancel: &CancelToken) -> Result<WebPage, ToolError> {
         self.opened.borrow_mut().push(url.to_owned());
+        self.take_time(cancel).await?;
         self.pages
             .borrow()
             .iter()

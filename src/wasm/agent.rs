@@ -56,6 +56,8 @@ export interface AgentSettings {
   recursionLimit: number;
   /** Characters of one web page the model is given (default 60000; the artifact keeps the page). */
   pageChars: number;
+  /** Read-only tool calls of one step run at once, at most this many (default 4; 1 runs them one after another). */
+  parallelReads: number;
 }
 export interface RunOptions {
   /** Tools on (default false: plain chat with every active artifact injected whole). */

@@ -139,6 +139,65 @@ pub(in crate::agent) fn parse_arguments(call: &ToolCall) -> Result<Value, String
     })
 }
 
+/// What the calls of one step gave so far, in call order.
+struct Outcomes {
+    results: Vec<Message>,
+    /// Web material is in the run (the outbound rule applies).
+    exposed: bool,
+    links: Vec<String>,
+    new_links: Vec<String>,
+}
+
+impl Outcomes {
+    fn record(&mut self, call: &ToolCall, done: Executed) {
+        self.exposed |= crate::context::untrusted::is_fenced(&done.content);
+        self.links.extend(done.links.iter().cloned());
+        self.new_links.extend(done.links);
+        self.results.push(Message::tool(call.id.clone(), done.content));
+    }
+
+    fn answer(&mut self, call: &ToolCall, content: String) {
+        self.results.push(Message::tool(call.id.clone(), content));
+    }
+}
+
+/// A read-only call waiting to run with the others of its step.
+struct Gathered {
+    call: ToolCall,
+    key: String,
+    args: Value,
+}
+
+/// Runs the gathered read-only calls, `width` at a time, and records their
+/// results in call order. The cancel token reaches every call, so an abort
+/// stops them all.
+async fn run_reads(
+    env: &AgentEnv,
+    ctx: &Ctx<'_>,
+    reads: &mut Vec<Gathered>,
+    width: usize,
+    out: &mut Outcomes,
+) -> Result<(), NodeError> {
+    let reads = std::mem::take(reads);
+    for chunk in reads.chunks(width) {
+        if ctx.cancel.is_cancelled() {
+            return Err(NodeError::Aborted);
+        }
+        for read in chunk {
+            ctx.active_tool(Some(&read.call.function.name));
+        }
+        let runs = chunk.iter().map(|r| execute(env, &r.call, &r.key, r.args.clone(), ctx));
+        let done = futures_util::future::join_all(runs).await;
+        for (read, done) in chunk.iter().zip(done) {
+            out.record(&read.call, done);
+        }
+    }
+    if ctx.cancel.is_cancelled() {
+        return Err(NodeError::Aborted);
+    }
+    Ok(())
+}
+
 /// Runs the pending tool calls up to the first one that needs approval.
 pub struct Tools(pub Rc<AgentEnv>);
 
@@ -149,7 +208,6 @@ impl Node<AgentState> for Tools {
         ctx.phase(Phase::Researching);
         let pending: Vec<ToolCall> =
             state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
-        let mut results = Vec::with_capacity(pending.len());
         let merged_search = merge_searches(env, state, &pending, ctx).await?;
         // Calls of this step that ran before a crash are not run again.
         let receipts = env
@@ -160,11 +218,11 @@ impl Node<AgentState> for Tools {
 
         // The outbound rule (see `outbound`): checked before each call, since
         // a search earlier in the batch can bring web material in.
-        let mut exposed = outbound::exposed_by_messages(&state.messages)
+        let exposed = outbound::exposed_by_messages(&state.messages)
             || outbound::exposed_by_artifacts(&env.db, ctx.thread_id).await.unwrap_or(true);
-        let mut links = state.result_links.clone();
+        let mut out =
+            Outcomes { results: Vec::new(), exposed, links: state.result_links.clone(), new_links: Vec::new() };
         let person = outbound::person_texts(&state.messages);
-        let mut new_links = Vec::new();
         let mut hold = None;
         // The loop guard's view of the turn: every call before each pending one.
         let turn = state.turn();
@@ -173,13 +231,19 @@ impl Node<AgentState> for Tools {
         let answered_in_batch = batch - state.pending_calls().len();
         earlier.truncate(earlier.len() - batch + answered_in_batch);
         let mut refused = loop_guard::refusals(turn);
+        // Consecutive read-only calls are gathered and run together; any
+        // other outcome first runs what was gathered, so results stay in
+        // call order and writes run after the reads before them.
+        let width = env.settings.borrow().parallel_reads.max(1);
+        let mut reads: Vec<Gathered> = Vec::new();
         for call in &pending {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
             }
             let key = state.call_key(call);
             if let Some(receipt) = receipts.get(&key) {
-                results.push(Message::tool(call.id.clone(), replayed(receipt)));
+                run_reads(env, ctx, &mut reads, width, &mut out).await?;
+                out.answer(call, replayed(receipt));
                 earlier.push(loop_guard::signature(call));
                 continue;
             }
@@ -189,8 +253,9 @@ impl Node<AgentState> for Tools {
                 loop_guard::Verdict::Run => {}
                 loop_guard::Verdict::Refuse(reason) => {
                     refused += 1;
+                    run_reads(env, ctx, &mut reads, width, &mut out).await?;
                     ctx.warning(format!("{} was not run again: the model is repeating itself", call.function.name));
-                    results.push(Message::tool(call.id.clone(), reason));
+                    out.answer(call, reason);
                     continue;
                 }
                 loop_guard::Verdict::Stop(reason) => return Err(NodeError::failed("tool_loop", reason)),
@@ -203,23 +268,36 @@ impl Node<AgentState> for Tools {
             let args = match args {
                 Ok(args) => args,
                 Err(message) => {
-                    results.push(Message::tool(call.id.clone(), message));
+                    run_reads(env, ctx, &mut reads, width, &mut out).await?;
+                    out.answer(call, message);
                     continue;
                 }
             };
-            if exposed {
-                if let Some(reason) = outbound::hold_reason(call, &args, &person, &links, &env.db).await {
-                    hold = Some(OutboundHold { call_id: call.id.clone(), reason });
-                    break;
+            // The outbound rule, judged as if the gathered reads had run
+            // (they may bring web material in): when it would hold the
+            // call, they run first and the rule is asked again.
+            if (out.exposed || !reads.is_empty())
+                && outbound::hold_reason(call, &args, &person, &out.links, &env.db).await.is_some()
+            {
+                run_reads(env, ctx, &mut reads, width, &mut out).await?;
+                if out.exposed {
+                    if let Some(reason) = outbound::hold_reason(call, &args, &person, &out.links, &env.db).await {
+                        hold = Some(OutboundHold { call_id: call.id.clone(), reason });
+                        break;
+                    }
                 }
             }
+            if env.tools.get(&call.function.name).is_some_and(|t| t.read_only()) {
+                reads.push(Gathered { call: call.clone(), key, args });
+                continue;
+            }
+            run_reads(env, ctx, &mut reads, width, &mut out).await?;
             ctx.active_tool(Some(&call.function.name));
             let done = execute(env, call, &key, args, ctx).await;
-            exposed |= crate::context::untrusted::is_fenced(&done.content);
-            links.extend(done.links.iter().cloned());
-            new_links.extend(done.links);
-            results.push(Message::tool(call.id.clone(), done.content));
+            out.record(call, done);
         }
+        run_reads(env, ctx, &mut reads, width, &mut out).await?;
+        let Outcomes { results, new_links, .. } = out;
         ctx.active_tool(None);
         Ok(AgentUpdate {
             messages: results,
