@@ -25,6 +25,9 @@ pub enum AgentEvent {
     Warning { message: String },
     /// What the run decided or did along the way.
     Info(Info),
+    /// The token counts of a main-model call, as the upstream reported them
+    /// (`cachedTokens`: prompt tokens served from its prompt cache).
+    Usage { prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64 },
 }
 
 /// An artifact a tool result became.

@@ -130,7 +130,10 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
     // The answering call saw the artifact index and the answer rules.
     let requests = h.model.requests();
     let answering = &requests[3];
-    let context = answering.messages[1].text();
+    // In the trailing user message, after the tool results: the rest of the
+    // conversation stays byte-stable from call to call.
+    let context = answering.messages.last().unwrap().text();
+    assert!(matches!(answering.messages[answering.messages.len() - 2], Message::Tool { .. }));
     assert!(context.contains("## Session Context (Artifacts)") && context.contains("Search: 東京 天気"), "{context}");
     assert!(context.contains("## Answer format"));
     let events = log.borrow();
@@ -373,7 +376,7 @@ fn the_next_turn_sees_past_actions_condensed() {
     block_on(h.agent.send("s1", "What is Rust?", agent_on())).unwrap();
     block_on(h.agent.send("s1", "Thanks", agent_on())).unwrap();
     let last = h.model.requests().pop().unwrap();
-    let history: Vec<&str> = last.messages.iter().skip(2).map(|m| m.text()).collect();
+    let history: Vec<&str> = last.messages.iter().skip(1).map(|m| m.text()).collect();
     assert_eq!(history[0], "What is Rust?");
     assert!(
         history[1].contains("[THOUGHT] search first") && history[1].contains("[ACTION] web_search(query=\"rust\")"),
@@ -536,7 +539,7 @@ fn a_page_kept_as_an_artifact_exposes_later_turns() {
     assert_eq!(next.status, RunStatus::Interrupted, "the injected artifact keeps the run exposed");
     // The index shows the artifact fenced (its close is there even when only a snippet is shown).
     let requests = h.model.requests();
-    let context = requests.last().unwrap().messages[1].text().to_owned();
+    let context = requests.last().unwrap().messages.last().unwrap().text().to_owned();
     assert!(context.contains("⟦quoted web material") && context.contains("⟦end of quoted web material"), "{context}");
 }
 
@@ -975,11 +978,13 @@ fn words_added_while_the_agent_works_reach_its_next_model_call_once() {
     };
     assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     let requests = h.model.requests();
-    let carries = |r: &ChatRequest| r.messages.iter().filter(|m| m.text() == "Answer in Japanese too, please").count();
+    let said =
+        |m: &Message| matches!(m, Message::User { content } if content.starts_with("Answer in Japanese too, please"));
+    let carries = |r: &ChatRequest| r.messages.iter().filter(|m| said(m)).count();
     assert_eq!(carries(&requests[1]), 0, "the call under way when it was typed did not have it");
     assert_eq!(carries(&requests[2]), 1, "the next call has it, as a user message");
     assert_eq!(carries(&requests[3]), 1, "once, not again and again");
-    let at = requests[2].messages.iter().position(|m| m.text() == "Answer in Japanese too, please").unwrap();
+    let at = requests[2].messages.iter().position(said).unwrap();
     assert!(matches!(requests[2].messages[at], Message::User { .. }));
     assert!(matches!(requests[2].messages[at - 1], Message::Tool { .. }), "after the tool results");
     // The transcript shows it where it was said.

@@ -27,4 +27,7 @@ pub use scripted::{ScriptedModel, Step};
 pub use sse::{EventTooLarge, SseDecoder, SseEvent, MAX_EVENT_BYTES};
 pub use stream::{parse_completion, StreamAssembler};
 pub use structured::{ask_structured, extract_json, Structured, StructuredPath};
-pub use types::{ChatOutcome, ChatRequest, Delta, FunctionCall, FunctionSpec, Message, ToolCall, ToolSpec, Usage};
+pub use types::{
+    add_user_text, alternate, template_violation, ChatOutcome, ChatRequest, Delta, FunctionCall, FunctionSpec, Message,
+    ToolCall, ToolSpec, Usage,
+};

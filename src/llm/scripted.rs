@@ -114,6 +114,11 @@ impl ChatModel for ScriptedModel {
             .borrow_mut()
             .pop_front()
             .ok_or_else(|| LlmError::MalformedResponse("the script has no more replies".into()))?;
+        // A strict chat template (llama.cpp, some Ollama models): every
+        // request the agent sends must pass it.
+        if let Some(violation) = super::types::template_violation(&request.messages) {
+            panic!("the request would be refused by a strict chat template: {violation}: {:#?}", request.messages);
+        }
         while let Step::Respond(decide) = step {
             step = decide(&request);
         }

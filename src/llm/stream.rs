@@ -56,9 +56,7 @@ impl StreamAssembler {
             let message = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
             return Err(LlmError::UpstreamUnavailable { status: None, message });
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
-            self.usage = serde_json::from_value(usage.clone()).ok();
-        }
+        self.usage = Usage::read(&chunk, self.usage);
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(());
         };
@@ -139,7 +137,7 @@ pub fn parse_completion(body: &str) -> Result<ChatOutcome> {
     Ok(ChatOutcome {
         message,
         finish_reason: choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned),
-        usage: value.get("usage").and_then(|u| serde_json::from_value(u.clone()).ok()),
+        usage: Usage::read(&value, None),
     })
 }
 
@@ -172,6 +170,7 @@ mod tests {
         assert_eq!(call.function.arguments, "{\"query\":\"rust\"}");
         assert_eq!(outcome.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(outcome.usage.unwrap().total_tokens, 12);
+        assert_eq!(outcome.usage.unwrap().cached_tokens, 0);
     }
 
     #[test]
@@ -202,5 +201,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.message.text(), "hi");
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cached_tokens_from_openai_and_llama_cpp() {
+        let openai = json!({"usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
+                                      "prompt_tokens_details": {"cached_tokens": 64}}});
+        let u = Usage::read(&openai, None).unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens), (100, 5, 64));
+        let llama = json!({"choices": [], "timings": {"cache_n": 90, "prompt_n": 10, "predicted_n": 7}});
+        let u = Usage::read(&llama, None).unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens), (100, 7, 90));
+        assert_eq!(Usage::read(&json!({"tokens_cached": 12}), None).unwrap().cached_tokens, 12);
+        assert_eq!(Usage::read(&json!({"choices": []}), None), None);
     }
 }

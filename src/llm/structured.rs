@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::error::{LlmError, Result};
 use super::model::ChatModel;
-use super::types::{ChatRequest, Message};
+use super::types::ChatRequest;
 use crate::cancel::CancelToken;
 
 /// Which way the structured answer was obtained.
@@ -50,9 +50,12 @@ pub async fn ask_structured(
     }
     let mut prompted = request;
     prompted.response_format = None;
-    prompted.messages.push(Message::system(format!(
-        "Reply with exactly one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n{schema}"
-    )));
+    super::add_user_text(
+        &mut prompted.messages,
+        &format!(
+            "Reply with exactly one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n{schema}"
+        ),
+    );
     let outcome = model.chat(prompted, &mut |_| {}, cancel).await?;
     let text = outcome.message.text();
     extract_json(text).map(|value| Structured { value, path: StructuredPath::Prompt }).ok_or_else(|| {

@@ -95,6 +95,75 @@ impl Message {
     }
 }
 
+/// Adds `text` to the request's last user message (after a blank line), or
+/// as a new user message when the last message is not the person's: extra
+/// instructions never become a second `system` message, which strict chat
+/// templates (llama.cpp, some Ollama models) refuse after a user turn.
+pub fn add_user_text(messages: &mut Vec<Message>, text: &str) {
+    match messages.last_mut() {
+        Some(Message::User { content }) => {
+            content.push_str("\n\n");
+            content.push_str(text);
+        }
+        _ => messages.push(Message::user(text)),
+    }
+}
+
+/// The messages with no two consecutive ones of the same role (tool results
+/// excepted: one per call): consecutive user (or system) messages are
+/// joined with a blank line, consecutive assistant messages become one (text
+/// joined, tool calls kept in order). Strict chat templates require this.
+pub fn alternate(messages: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match (out.last_mut(), message) {
+            (Some(Message::User { content }), Message::User { content: more })
+            | (Some(Message::System { content }), Message::System { content: more }) => {
+                content.push_str("\n\n");
+                content.push_str(&more);
+            }
+            (
+                Some(Message::Assistant { content, tool_calls }),
+                Message::Assistant { content: more, tool_calls: more_calls },
+            ) => {
+                if let Some(more) = more.filter(|m| !m.is_empty()) {
+                    match content {
+                        Some(text) if !text.is_empty() => {
+                            text.push_str("\n\n");
+                            text.push_str(&more);
+                        }
+                        _ => *content = Some(more),
+                    }
+                }
+                tool_calls.extend(more_calls);
+            }
+            (_, message) => out.push(message),
+        }
+    }
+    out
+}
+
+/// What a strict chat template refuses in `messages`: a `system` message
+/// anywhere but first, or two consecutive messages of the same role (tool
+/// results excepted). `None` when the request is well-formed.
+pub fn template_violation(messages: &[Message]) -> Option<String> {
+    let role = |m: &Message| match m {
+        Message::System { .. } => "system",
+        Message::User { .. } => "user",
+        Message::Assistant { .. } => "assistant",
+        Message::Tool { .. } => "tool",
+    };
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 && role(m) == "system" {
+            return Some(format!("message {i} is a system message after the first"));
+        }
+        if i > 0 && role(m) != "tool" && role(m) == role(&messages[i - 1]) {
+            return Some(format!("messages {} and {i} are both {}", i - 1, role(m)));
+        }
+    }
+    None
+}
+
 /// A call the model asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
@@ -192,6 +261,45 @@ pub struct Usage {
     pub completion_tokens: u64,
     #[serde(default)]
     pub total_tokens: u64,
+    /// Prompt tokens the upstream served from its prompt cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Reads the usage a reply (or a streamed chunk) reports, adding to
+    /// `known`: OpenAI's `usage` (with `prompt_tokens_details.cached_tokens`),
+    /// llama.cpp's `timings` (`cache_n`, `prompt_n`, `predicted_n`) and
+    /// older `tokens_cached`. `None` when the reply reports none.
+    pub fn read(reply: &Value, known: Option<Usage>) -> Option<Usage> {
+        let number = |v: Option<&Value>| v.and_then(Value::as_u64);
+        let mut usage = known.unwrap_or_default();
+        let mut seen = known.is_some();
+        if let Some(u) = reply.get("usage").filter(|u| u.is_object()) {
+            usage.prompt_tokens = number(u.get("prompt_tokens")).unwrap_or(usage.prompt_tokens);
+            usage.completion_tokens = number(u.get("completion_tokens")).unwrap_or(usage.completion_tokens);
+            usage.total_tokens = number(u.get("total_tokens")).unwrap_or(usage.prompt_tokens + usage.completion_tokens);
+            if let Some(cached) = number(u.pointer("/prompt_tokens_details/cached_tokens")) {
+                usage.cached_tokens = cached;
+            }
+            seen = true;
+        }
+        if let Some(t) = reply.get("timings").filter(|t| t.is_object()) {
+            let cached = number(t.get("cache_n")).unwrap_or(0);
+            usage.cached_tokens = usage.cached_tokens.max(cached);
+            if usage.prompt_tokens == 0 {
+                usage.prompt_tokens = number(t.get("prompt_n")).unwrap_or(0) + cached;
+                usage.completion_tokens = number(t.get("predicted_n")).unwrap_or(usage.completion_tokens);
+                usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+            }
+            seen = true;
+        }
+        if let Some(cached) = number(reply.get("tokens_cached")) {
+            usage.cached_tokens = usage.cached_tokens.max(cached);
+            seen = true;
+        }
+        seen.then_some(usage)
+    }
 }
 
 /// A piece of a streamed answer, delivered as soon as it arrives.
@@ -296,5 +404,43 @@ mod tests {
         let m: Message =
             serde_json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []})).unwrap();
         assert_eq!(m.text(), "");
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+
+    #[test]
+    fn extra_instructions_join_the_last_user_message_never_a_second_system_one() {
+        let mut messages = vec![Message::system("s"), Message::user("u")];
+        add_user_text(&mut messages, "reply with JSON");
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[1].text(), "u\n\nreply with JSON");
+        let mut after_tools = vec![Message::system("s"), Message::user("u"), Message::tool("c", "r")];
+        add_user_text(&mut after_tools, "context");
+        assert!(matches!(after_tools.last(), Some(Message::User { content }) if content == "context"));
+        assert_eq!(template_violation(&after_tools), None);
+    }
+
+    #[test]
+    fn alternation_joins_what_strict_templates_refuse() {
+        let call = ToolCall::new("c", "t", &serde_json::json!({}));
+        let messages = vec![
+            Message::system("a"),
+            Message::user("b"),
+            Message::user("c"),
+            Message::assistant("d"),
+            Message::Assistant { content: None, tool_calls: vec![call.clone()] },
+            Message::tool("c", "r1"),
+            Message::tool("c2", "r2"),
+        ];
+        assert!(template_violation(&messages).unwrap().contains("both user"));
+        let fixed = alternate(messages);
+        assert_eq!(template_violation(&fixed), None);
+        assert_eq!(fixed[1].text(), "b\n\nc");
+        assert_eq!((fixed[2].text(), fixed[2].tool_calls()), ("d", std::slice::from_ref(&call)));
+        assert_eq!(fixed.len(), 5, "tool results stay one per call");
+        assert!(template_violation(&[Message::user("u"), Message::system("late")]).unwrap().contains("system"));
     }
 }

@@ -254,9 +254,10 @@ async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Res
         Err(other) => return Err(failed(other)),
     }
     let mut messages = base;
-    messages.push(Message::system(
+    crate::llm::add_user_text(
+        &mut messages,
         "Answer only with SEARCH/REPLACE blocks:\n<<<<<<< SEARCH\nexact lines from the document\n=======\nthe new lines\n>>>>>>> REPLACE",
-    ));
+    );
     let outcome = ctx
         .editor
         .chat(ChatRequest::new(ctx.editor_model.clone(), messages), &mut |_| {}, &ctx.cancel)

@@ -77,7 +77,9 @@ export type AgentEvent =
   | { type: "info"; name: "routed"; data: { strategy: Strategy; reasoning: string } }
   | { type: "info"; name: "search_optimized"; data: { from: string[]; query: string } }
   | { type: "info"; name: "changed"; data: { tool: string; target: EditTarget } }
-  | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } };
+  | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } }
+  /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
+  | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number };
 /** What an edit changes. */
 export interface EditTarget { kind: "section" | "artifact"; id: string; title: string }
 /** What a paused run asks the person to review. */

@@ -201,6 +201,10 @@ async function scenarios(browser) {
     assert((await page.locator(".turn.agent .chip").count()) === 0, "no tool chip");
     const log = await requests();
     assert(log.length === 2 && log[1].body.tools === undefined, "the answering request offered no tools");
+    await page.waitForSelector("#usage:not([hidden])");
+    const usage = await page.locator("#usage").textContent();
+    assert(/\d+ prompt tokens \(\d+ from the model's cache\)/.test(usage), `usage: ${usage}`);
+    assert(log[1].body.stream_options?.include_usage === true, "streamed requests ask for the token counts");
     await shot("e2e-1-greeting.png");
   });
 
@@ -626,11 +630,12 @@ async function scenarios(browser) {
     await idle();
     const chats = (await requests()).filter((r) => r.path.endsWith("/chat/completions"));
     const last = chats.at(-1).body.messages;
-    const added = last.filter((m) => m.role === "user" && m.content === "短くお願いします");
+    const said = (m) => m.role === "user" && m.content.startsWith("短くお願いします");
+    const added = last.filter(said);
     assert(added.length === 1, `the last request carries the words once: ${JSON.stringify(last.map((m) => m.role))}`);
-    const at = last.findIndex((m) => m.role === "user" && m.content === "短くお願いします");
+    const at = last.findIndex(said);
     assert(last[at - 1].role === "tool", "after the tool result");
-    assert(!chats[1].body.messages.some((m) => m.content === "短くお願いします"), "not in the call already under way");
+    assert(!chats[1].body.messages.some(said), "not in the call already under way");
     await shot("e2e-14-interjection.png");
   });
 
@@ -697,6 +702,11 @@ async function scenarios(browser) {
     assert(reload.includes("reload this page"), `A's banner: ${reload}`);
     assert(tabErrors.length === 0, `page errors: ${tabErrors.join("; ")}`);
     await context.close();
+  });
+
+  await check("15. every request of the run passed a strict chat template (one leading system message, alternating roles)", async () => {
+    const log = await (await fetch(`${fakeUrl}/__log`)).json();
+    assert(log.strictRefusals === 0, `${log.strictRefusals} requests would have been refused by llama.cpp's template`);
   });
 
   assert(errors.length === 0, `page errors: ${errors.join("; ")}`);

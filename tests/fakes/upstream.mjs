@@ -24,6 +24,7 @@ let pages = {};
 let requests = [];
 let disconnects = 0;
 let releases = [];
+let strictRefusals = 0;
 
 const cors = {
   "access-control-allow-origin": "*",
@@ -60,7 +61,42 @@ function pieces(text) {
   return out;
 }
 
+// A strict chat template, as llama.cpp's and some Ollama models' are: a
+// system message only first, and no two consecutive messages of the same
+// role (tool results excepted). On unless /__script says {lenient: true}.
+let lenient = false;
+function templateViolation(messages) {
+  if (!Array.isArray(messages)) return null;
+  for (let i = 1; i < messages.length; i++) {
+    const role = messages[i]?.role;
+    if (role === "system") return `message ${i} is a system message after the first`;
+    if (role !== "tool" && role === messages[i - 1]?.role) return `messages ${i - 1} and ${i} are both ${role}`;
+  }
+  return null;
+}
+
+// Token counts as a prompt-caching upstream reports them: about 4 bytes a
+// token, and the bytes the request shares with the previous one (a
+// byte-identical prefix of the messages) counted as cached.
+let previousPrompt = "";
+function usageChunk(model, body) {
+  const prompt = JSON.stringify(body.messages ?? []);
+  let shared = 0;
+  while (shared < prompt.length && shared < previousPrompt.length && prompt[shared] === previousPrompt[shared]) shared++;
+  previousPrompt = prompt;
+  const promptTokens = Math.ceil(prompt.length / 4);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: 8, total_tokens: promptTokens + 8,
+    prompt_tokens_details: { cached_tokens: Math.floor(shared / 4) } };
+  return `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model, choices: [], usage })}\n\n`;
+}
+
 async function answerChat(req, res, body) {
+  const violation = lenient ? null : templateViolation(body.messages);
+  if (violation) {
+    strictRefusals++;
+    send(res, 400, { error: { message: `strict chat template: ${violation}`, type: "invalid_request_error" } });
+    return;
+  }
   const reply = chatQueue.shift() ?? { type: "text", text: "ok" };
   const model = body.model ?? "fake";
   if (reply.type === "error") {
@@ -109,6 +145,7 @@ async function answerChat(req, res, body) {
     for (const p of pieces(reply.text ?? "")) res.write(chunk(model, { content: p }));
     res.write(chunk(model, {}, "stop"));
   }
+  if (body.stream_options?.include_usage) res.write(usageChunk(model, body));
   res.write("data: [DONE]\n\n");
   finished = true;
   res.end();
@@ -134,6 +171,7 @@ const server = createServer(async (req, res) => {
   try { body = raw ? JSON.parse(raw) : {}; } catch { body = { unparsed: raw }; }
   const path = new URL(req.url, "http://x").pathname;
   if (path === "/__script") {
+    if (typeof body.lenient === "boolean") lenient = body.lenient;
     chatQueue.push(...(body.chat ?? []));
     searchQueue.push(...(body.search ?? []));
     Object.assign(pages, body.pages ?? {});
@@ -144,10 +182,10 @@ const server = createServer(async (req, res) => {
     pending.forEach((r) => r());
     send(res, 200, { released: pending.length });
   } else if (path === "/__reset") {
-    chatQueue = []; searchQueue = []; requests = []; disconnects = 0; pages = {};
+    chatQueue = []; searchQueue = []; requests = []; disconnects = 0; pages = {}; lenient = false; // strictRefusals counts the whole run
     send(res, 200, {});
   } else if (path === "/__log") {
-    send(res, 200, { requests, disconnects });
+    send(res, 200, { requests, disconnects, strictRefusals });
   } else if (path.startsWith("/pages/") && req.method === "GET") {
     requests.push({ path, query: new URL(req.url, "http://x").search, authorization: req.headers.authorization ?? null, body: {} });
     const html = pages[path.slice("/pages/".length)];

@@ -36,6 +36,7 @@ const ui = {
   reopenReview: byId<HTMLButtonElement>("reopen-review"),
   continueRun: byId<HTMLButtonElement>("continue-run"),
   interject: byId<HTMLButtonElement>("interject"),
+  usage: byId<HTMLParagraphElement>("usage"),
   sessionSelect: byId<HTMLSelectElement>("session-select"),
   sessionTitle: byId<HTMLInputElement>("session-title"),
   newSession: byId<HTMLButtonElement>("new-session"),
@@ -246,6 +247,9 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
           void refreshArtifacts();
         } else if (event.type === "warning") {
           showBanner(event.message);
+        } else if (event.type === "usage") {
+          ui.usage.hidden = false;
+          ui.usage.textContent = `Last model call: ${event.promptTokens} prompt tokens (${event.cachedTokens} from the model's cache), ${event.completionTokens} generated`;
         }
       },
     });

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::super::events::{Ctx, Emit};
+use super::super::events::{AgentEvent, Ctx, Emit};
 use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::super::AgentEnv;
 use super::llm_failure;
@@ -93,6 +93,13 @@ async fn call_model(
         let block = render_call(&env.tools, call);
         ctx.content(&block);
         output.push_str(&block);
+    }
+    if let Some(usage) = outcome.usage {
+        ctx.emit(AgentEvent::Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+        });
     }
     let mut messages = interjected;
     messages.push(outcome.message);

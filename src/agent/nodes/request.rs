@@ -1,5 +1,6 @@
-//! The messages of a model call: system prompt, the injected context
-//! (artifact index, system status, answer rules) and the conversation.
+//! The messages of a model call: the static system prompt, the
+//! conversation, and the injected context (artifact index, system status,
+//! answer rules) in the trailing user message.
 
 use super::super::events::{Ctx, Emit};
 use super::super::prompts;
@@ -8,7 +9,7 @@ use super::super::AgentEnv;
 use crate::context::{
     history_for_model, render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry,
 };
-use crate::llm::Message;
+use crate::llm::{add_user_text, alternate, Message};
 
 /// The artifact index for a model call, read from the index entries; full
 /// texts are fetched only for the artifacts shown whole.
@@ -73,10 +74,17 @@ pub(super) async fn prompt(
     if state.used_tools() {
         parts.push(prompts::ANSWER_RULES.to_owned());
     }
-    let mut messages = vec![Message::system(prompts::system(strategy)), Message::user(parts.join("\n\n"))];
+    // The system prompt is static; what changes from call to call (the
+    // artifact index, the status, the answer rules) rides in the trailing
+    // user message, after the person's words (or, in the tool loop, after
+    // the tool results), so the conversation before it stays byte-stable.
+    let mut messages = vec![Message::system(prompts::system(strategy))];
     messages.extend(history_for_model(&state.messages, state.turn_start));
     messages.extend(interjected.iter().cloned());
-    messages
+    add_user_text(&mut messages, &parts.join("\n\n"));
+    // Strict chat templates: roles alternate (a past turn cut off before any
+    // answer leaves two user messages in a row: they are joined).
+    alternate(messages)
 }
 
 /// What the person added while this run worked and the model has not seen
