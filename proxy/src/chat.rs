@@ -17,6 +17,30 @@ use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
 use crate::state::AppState;
 use crate::upstream::Upstream;
+use crate::usage::UsageTap;
+
+/// Logs an answer's token counts (one `{"event":"usage",...}` line on stderr)
+/// when its body is done with: streamed to the end, or dropped.
+struct UsageLog {
+    tap: Option<UsageTap>,
+    model: String,
+}
+
+impl UsageLog {
+    fn feed(&mut self, bytes: &[u8]) {
+        if let Some(tap) = &mut self.tap {
+            tap.feed(bytes);
+        }
+    }
+}
+
+impl Drop for UsageLog {
+    fn drop(&mut self) {
+        if let Some(line) = self.tap.take().and_then(|tap| tap.log_line(&self.model)) {
+            eprintln!("{line}");
+        }
+    }
+}
 
 /// Largest upstream error body read to build the error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -52,6 +76,7 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
         .resolve(&state.http, upstream, requested, state.allow_any_model)
         .await
         .map_err(|e| (e, None))?;
+    let requested_model = model.clone();
     fields.insert("model".into(), Value::String(model));
 
     let mut call = state
@@ -81,9 +106,14 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     let is_stream =
         content_type.as_ref().and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
     let redactor = shared.clone();
-    let chunks = answer
-        .bytes_stream()
-        .map(move |chunk| chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string()))));
+    // The token counts are read as the bytes pass and logged when the answer ends.
+    let mut usage = UsageLog { tap: Some(UsageTap::new(is_stream)), model: requested_model };
+    let chunks = answer.bytes_stream().map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            usage.feed(bytes);
+        }
+        chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string())))
+    });
     let mut response = Response::new(Body::from_stream(chunks));
     *response.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();

@@ -20,4 +20,5 @@ pub mod settings;
 mod ssrf;
 pub mod state;
 mod upstream;
+mod usage;
 mod web;

@@ -4,6 +4,7 @@
 use super::backend::Write;
 use super::db::{Db, Origin};
 use super::error::{Result, StoreError};
+use super::history::Change;
 use serde_json::Value;
 
 use super::db::to_value;
@@ -65,6 +66,28 @@ pub fn check_lifecycle(artifact: &SessionArtifact, new: &str) -> Result<()> {
     }
 }
 
+/// A new active artifact of `session_id`.
+fn new_artifact(
+    session_id: &str,
+    kind: ArtifactType,
+    title: &str,
+    content: &str,
+    lifecycle: Lifecycle,
+) -> SessionArtifact {
+    let now = platform::now_ms();
+    SessionArtifact {
+        id: platform::random_id(),
+        session_id: session_id.to_owned(),
+        kind,
+        title: title.to_owned(),
+        content: content.to_owned(),
+        is_active: true,
+        created_at: now,
+        updated_at: now,
+        lifecycle,
+    }
+}
+
 /// Checks that `new` may replace the stored `old` version of an artifact:
 /// same lifecycle (only `set_artifact_lifecycle` changes it) and content
 /// its lifecycle allows.
@@ -117,37 +140,25 @@ impl Db {
         lifecycle: Lifecycle,
         origin: Origin,
     ) -> Result<SessionArtifact> {
-        self.create_artifact_with(session_id, kind, title, content, lifecycle, Some(origin), Vec::new()).await
+        let artifact = new_artifact(session_id, kind, title, content, lifecycle);
+        self.change(ARTIFACTS, &artifact.id, Some(to_value(ARTIFACTS, &artifact)?), Some(origin), "create_artifact")
+            .await?;
+        Ok(artifact)
     }
 
-    /// [`Db::create_artifact`] with more writes in the same atomic batch;
-    /// with no `origin`, no revision (a saved tool result is not something
-    /// to undo).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn create_artifact_with(
+    /// Keeps a tool's result as an active artifact, in one batch with the
+    /// call's receipt; no revision (a saved read is not something to undo).
+    pub async fn save_tool_result(
         &self,
         session_id: &str,
         kind: ArtifactType,
         title: &str,
         content: &str,
-        lifecycle: Lifecycle,
-        origin: Option<Origin>,
-        also: Vec<Write>,
+        receipt: &super::Receipt,
     ) -> Result<SessionArtifact> {
-        let now = platform::now_ms();
-        let artifact = SessionArtifact {
-            id: platform::random_id(),
-            session_id: session_id.to_owned(),
-            kind,
-            title: title.to_owned(),
-            content: content.to_owned(),
-            is_active: true,
-            created_at: now,
-            updated_at: now,
-            lifecycle,
-        };
-        let value = Some(to_value(ARTIFACTS, &artifact)?);
-        self.change_with(ARTIFACTS, &artifact.id, value, origin, "create_artifact", also).await?;
+        let artifact = new_artifact(session_id, kind, title, content, Lifecycle::default());
+        let change = Change { store: ARTIFACTS, id: artifact.id.clone(), new: Some(to_value(ARTIFACTS, &artifact)?) };
+        self.change_all(vec![change], None, "tool_result", vec![receipt.write()?]).await?;
         Ok(artifact)
     }
 
@@ -235,8 +246,8 @@ impl Db {
         // Always a later version than the one replaced (`updatedAt` is what a
         // versioned edit compares).
         artifact.updated_at = platform::now_ms().max(artifact.updated_at + 1.0);
-        let value = Some(to_value(ARTIFACTS, &artifact)?);
-        self.change_with(ARTIFACTS, &artifact.id, value, Some(origin), reason, also).await?;
+        let change = Change { store: ARTIFACTS, id: artifact.id.clone(), new: Some(to_value(ARTIFACTS, &artifact)?) };
+        self.change_all(vec![change], Some(origin), reason, also).await?;
         Ok(artifact)
     }
 

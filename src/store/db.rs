@@ -97,22 +97,7 @@ impl Db {
         origin: Option<Origin>,
         reason: &str,
     ) -> Result<()> {
-        self.change_with(store, id, new, origin, reason, Vec::new()).await
-    }
-
-    /// [`Db::change`] with more writes in the same atomic batch (a tool
-    /// call's receipt).
-    pub(crate) async fn change_with(
-        &self,
-        store: &'static str,
-        id: &str,
-        new: Option<Value>,
-        origin: Option<Origin>,
-        reason: &str,
-        also: Vec<Write>,
-    ) -> Result<()> {
-        let change = Change { store, id: id.to_owned(), new };
-        self.change_all(vec![change], origin, reason, also).await
+        self.change_all(vec![Change { store, id: id.to_owned(), new }], origin, reason, Vec::new()).await
     }
 
     // ---- settings ---------------------------------------------------------------

@@ -108,7 +108,8 @@ impl Db {
         also: Vec<Write>,
     ) -> Result<()> {
         self.check_tree_write(SECTIONS, "section", section).await?;
-        self.change_with(SECTIONS, &section.id, Some(to_value(SECTIONS, section)?), origin, reason, also).await
+        let change = Change { store: SECTIONS, id: section.id.clone(), new: Some(to_value(SECTIONS, section)?) };
+        self.change_all(vec![change], origin, reason, also).await
     }
 
     /// The person's own save of a section (an editor's title and text):

@@ -76,24 +76,8 @@ pub(in crate::agent) async fn execute(
             let content = output.model_text().to_owned();
             if let Some(kind) = tool.persists_as() {
                 let title = output.artifact_title.clone().unwrap_or_else(|| call.function.name.clone());
-                let receipt = Receipt::new(session, key, ReceiptOutcome::Done, content.clone()).write();
-                let saved = match receipt {
-                    Ok(receipt) => {
-                        env.db
-                            .create_artifact_with(
-                                session,
-                                kind,
-                                &title,
-                                &output.content,
-                                Default::default(),
-                                // A saved read is not an undo target.
-                                None,
-                                vec![receipt],
-                            )
-                            .await
-                    }
-                    Err(e) => Err(e),
-                };
+                let receipt = Receipt::new(session, key, ReceiptOutcome::Done, content.clone());
+                let saved = env.db.save_tool_result(session, kind, &title, &output.content, &receipt).await;
                 match saved {
                     Ok(a) => ctx.emit(AgentEvent::Artifact {
                         data: ArtifactChange { id: a.id, action: "created", title: a.title },
