@@ -476,6 +476,62 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     IdbBackend::delete(&db_name).await.unwrap();
 }
 
+/// An agent whose web tools serve `pages`.
+fn agent_with_pages(backend: Rc<IdbBackend>, model: ScriptedModel, pages: Vec<atelier_agent::tools::WebPage>) -> Agent {
+    let web = ScriptedWeb::default();
+    web.pages.borrow_mut().extend(pages);
+    let env = AgentEnv {
+        scope: "web-store-tests".into(),
+        db: Db::new(backend.clone()),
+        model: Rc::new(model),
+        web: Rc::new(web),
+        tools: ToolRegistry::standard(),
+        settings: RefCell::new(AgentSettings::default()),
+    };
+    Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
+}
+
+#[wasm_bindgen_test]
+async fn large_tool_results_are_stored_once_and_read_back_whole_after_a_reload() {
+    let db_name = name("blobs");
+    let (backend, _db) = open(&db_name).await;
+    let url = "https://long.example/page";
+    let text = "長い頁。".repeat(20_000);
+    let page = || atelier_agent::tools::WebPage { url: url.into(), title: "Long".into(), markdown: text.clone() };
+    let turn = |n: u32| {
+        vec![
+            Step::Reply(ChatOutcome::text(r#"{"strategy":"general_agent","reasoning":"read"}"#)),
+            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(format!("o{n}"), "open_url", &json!({"url": url}))])),
+            Step::Reply(ChatOutcome::text("Read.")),
+        ]
+    };
+    let agent = agent_with_pages(backend.clone(), ScriptedModel::new(turn(1).into_iter().chain(turn(2))), vec![page()]);
+    let options = SendOptions { agent_mode: true, ..SendOptions::default() };
+    for _ in 0..2 {
+        let done = agent.send("session", &format!("Read {url}"), options.clone()).await.unwrap();
+        assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    }
+    drop(agent);
+    // The page's model copy is in every later checkpoint's state, stored once.
+    let blobs = backend.by_index(stores::BLOBS, "threadId", "session").await.unwrap();
+    assert_eq!(blobs.len(), 1, "one blob for the same text read twice");
+    let checkpoints = backend.by_index(stores::CHECKPOINTS, "threadId", "session").await.unwrap();
+    let largest = checkpoints.iter().map(|c| c.to_string().len()).max().unwrap();
+    assert!(largest < 20_000, "checkpoints reference the page instead of copying it ({largest} bytes)");
+    backend.close();
+
+    // A new page load reads the state back whole.
+    let (backend, db) = open(&db_name).await;
+    let agent = agent_on(backend.clone(), ScriptedModel::new([]));
+    let state = agent.state("session").await.unwrap().unwrap();
+    let pages = state.messages.iter().filter(|m| m.text().contains(&"長い頁。".repeat(1000))).count();
+    assert_eq!(pages, 2, "both reads come back with their text");
+    db.delete_session("session").await.unwrap();
+    assert!(backend.by_index(stores::BLOBS, "threadId", "session").await.unwrap().is_empty(), "blobs go with the session");
+    backend.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn plots_memories_and_settings_on_indexeddb() {
     let db_name = name("stores");
