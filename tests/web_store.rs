@@ -512,10 +512,11 @@ async fn large_tool_results_are_stored_once_and_read_back_whole_after_a_reload()
         assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     }
     drop(agent);
-    // The page's model copy is in every later checkpoint's state, stored once.
+    // Each read's model copy is in every later checkpoint's state, stored once.
     let blobs = backend.by_index(stores::BLOBS, "threadId", "session").await.unwrap();
-    assert_eq!(blobs.len(), 1, "one blob for the same text read twice");
     let checkpoints = backend.by_index(stores::CHECKPOINTS, "threadId", "session").await.unwrap();
+    assert_eq!(blobs.len(), 2, "one blob per read (each fenced afresh), not one per checkpoint");
+    assert!(checkpoints.len() >= 6, "{} checkpoints share them", checkpoints.len());
     let largest = checkpoints.iter().map(|c| c.to_string().len()).max().unwrap();
     assert!(largest < 20_000, "checkpoints reference the page instead of copying it ({largest} bytes)");
     backend.close();
