@@ -683,9 +683,8 @@ async function scenarios(browser) {
     await a.waitForFunction(() => [...document.querySelectorAll(".turn.agent")].some((t) => t.textContent.includes("ゆっくり")));
     await b.locator("#input").fill("割り込み");
     await b.getByRole("button", { name: "Send" }).click();
-    await b.waitForSelector("#banner:not([hidden])");
-    const banner = await b.locator("#banner").textContent();
-    assert(banner.includes("running in another tab"), `B's banner: ${banner}`);
+    await b.waitForFunction(() => (document.querySelector("#banner")?.textContent ?? "").includes("running in another tab"), null, { timeout: 10000 })
+      .catch(async () => { throw new Error(`B's banner: ${await b.locator("#banner").textContent()}`); });
     await control("/__release");
     await a.waitForFunction(() => !document.querySelector("#send").disabled, null, { timeout: 20000 });
 

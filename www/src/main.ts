@@ -451,6 +451,8 @@ async function saveChapter(section: ManuscriptSection): Promise<void> {
     const saved = await agent.saveSection(section);
     currentSection = saved;
     dirty = false;
+    // A notice about this chapter (changed elsewhere, not saved) is settled now.
+    showBanner(null);
     await refreshChapters(saved.id);
   } catch (e) {
     const current = (e as { current?: ManuscriptSection }).current;
