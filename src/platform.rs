@@ -157,3 +157,49 @@ pub fn random_id() -> String {
     let hex: String = words.iter().map(|w| format!("{w:08x}")).collect();
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
+
+/// Runs `futures` together on this thread (each polled when woken, none
+/// twice after it finished); their outputs in the order given. A small
+/// stand-in for `futures::future::join_all`, whose general machinery costs
+/// the WASM package several kilobytes.
+pub async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    use std::task::Poll;
+    let mut slots: Vec<(std::pin::Pin<Box<F>>, Option<F::Output>)> =
+        futures.into_iter().map(|f| (Box::pin(f), None)).collect();
+    std::future::poll_fn(move |cx| {
+        let mut pending = false;
+        for (future, output) in slots.iter_mut().filter(|(_, output)| output.is_none()) {
+            match future.as_mut().poll(cx) {
+                Poll::Ready(value) => *output = Some(value),
+                Poll::Pending => pending = true,
+            }
+        }
+        if pending {
+            return Poll::Pending;
+        }
+        Poll::Ready(slots.iter_mut().filter_map(|(_, output)| output.take()).collect())
+    })
+    .await
+}
+
+#[cfg(test)]
+mod join_tests {
+    use super::*;
+
+    #[test]
+    fn outputs_keep_their_order_and_slow_ones_do_not_hold_the_fast() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let task = |n: u64| {
+            let order = &order;
+            async move {
+                sleep(Duration::from_millis(30 - 10 * n)).await;
+                order.borrow_mut().push(n);
+                n * 10
+            }
+        };
+        let outputs = futures_executor::block_on(join_all(vec![task(0), task(1), task(2)]));
+        assert_eq!(outputs, [0, 10, 20], "in the order given");
+        assert_eq!(*order.borrow(), [2, 1, 0], "run together: the quickest finished first");
+        assert!(futures_executor::block_on(join_all(Vec::<std::future::Ready<u8>>::new())).is_empty());
+    }
+}

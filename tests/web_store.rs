@@ -501,7 +501,11 @@ async fn large_tool_results_are_stored_once_and_read_back_whole_after_a_reload()
     let turn = |n: u32| {
         vec![
             Step::Reply(ChatOutcome::text(r#"{"strategy":"general_agent","reasoning":"read"}"#)),
-            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(format!("o{n}"), "open_url", &json!({"url": url}))])),
+            Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
+                format!("o{n}"),
+                "open_url",
+                &json!({"url": url}),
+            )])),
             Step::Reply(ChatOutcome::text("Read.")),
         ]
     };
@@ -528,7 +532,10 @@ async fn large_tool_results_are_stored_once_and_read_back_whole_after_a_reload()
     let pages = state.messages.iter().filter(|m| m.text().contains(&"長い頁。".repeat(1000))).count();
     assert_eq!(pages, 2, "both reads come back with their text");
     db.delete_session("session").await.unwrap();
-    assert!(backend.by_index(stores::BLOBS, "threadId", "session").await.unwrap().is_empty(), "blobs go with the session");
+    assert!(
+        backend.by_index(stores::BLOBS, "threadId", "session").await.unwrap().is_empty(),
+        "blobs go with the session"
+    );
     backend.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }

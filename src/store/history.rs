@@ -77,7 +77,7 @@ impl From<&Revision> for RevisionInfo {
 }
 
 /// A fingerprint of a record as stored (or of its absence): FNV-1a over a
-/// canonical form (keys sorted, every number as a float, the storage-only
+/// canonical form (keys sorted, every number as a float's bits, the storage-only
 /// index field left out), so a record read back from IndexedDB, whose
 /// numbers come back as integers, matches what was written.
 pub(crate) fn fingerprint(record: Option<&Value>) -> String {
@@ -91,7 +91,9 @@ pub(crate) fn fingerprint(record: Option<&Value>) -> String {
         match value {
             Value::Null => feed(hash, b"n"),
             Value::Bool(b) => feed(hash, if *b { b"t" } else { b"f" }),
-            Value::Number(n) => feed(hash, format!("#{}", n.as_f64().unwrap_or(f64::NAN)).as_bytes()),
+            // The number's bits (1 and 1.0 are the same float; no float
+            // formatting code is pulled into the package for this).
+            Value::Number(n) => feed(hash, &n.as_f64().unwrap_or(f64::NAN).to_bits().to_le_bytes()),
             Value::String(s) => {
                 feed(hash, format!("s{}:", s.len()).as_bytes());
                 feed(hash, s.as_bytes());

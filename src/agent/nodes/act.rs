@@ -171,7 +171,7 @@ async fn run_reads(
             ctx.active_tool(Some(&read.call.function.name));
         }
         let runs = chunk.iter().map(|r| execute(env, &r.call, &r.key, r.args.clone(), ctx));
-        let done = futures_util::future::join_all(runs).await;
+        let done = crate::platform::join_all(runs.collect()).await;
         for (read, done) in chunk.iter().zip(done) {
             out.record(&read.call, done);
         }
