@@ -164,8 +164,8 @@ pub fn random_id() -> String {
 /// the WASM package several kilobytes.
 pub async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
     use std::task::Poll;
-    let mut slots: Vec<(std::pin::Pin<Box<F>>, Option<F::Output>)> =
-        futures.into_iter().map(|f| (Box::pin(f), None)).collect();
+    type Slot<F> = (std::pin::Pin<Box<F>>, Option<<F as std::future::Future>::Output>);
+    let mut slots: Vec<Slot<F>> = futures.into_iter().map(|f| (Box::pin(f), None)).collect();
     std::future::poll_fn(move |cx| {
         let mut pending = false;
         for (future, output) in slots.iter_mut().filter(|(_, output)| output.is_none()) {
