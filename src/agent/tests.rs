@@ -1078,3 +1078,44 @@ fn a_write_between_reads_runs_after_the_reads_before_it() {
     let notes = titles.iter().position(|t| t == "Notes").unwrap();
     assert_eq!(notes, 1, "created between the two pages: {titles:?}");
 }
+
+#[test]
+fn the_system_prompt_and_tools_are_byte_identical_across_a_sessions_requests() {
+    let h = harness(vec![]);
+    let (_, section) = writing_setup(&h);
+    h.web.pages.borrow_mut().push(page("https://a.example/1", "a page"));
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
+            calls(&[("open_url", json!({"url": "https://a.example/1"}))]),
+            calls(&[("create_artifact", json!({"title": "Notes", "content": "n"}))]),
+            text("Done."),
+            json_reply(json!({"strategy": "writing", "reasoning": "x"})),
+            calls(&[("get_manuscript", json!({"section_id": section}))]),
+            text("Read."),
+            json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
+            text("Again."),
+        ],
+    );
+    for input in ["Read https://a.example/1 and note it", "Read chapter one", "Anything else?"] {
+        let done = block_on(h.agent.send("s1", input, agent_on())).unwrap();
+        assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    }
+    // The agent's own calls (the ones with tools): per strategy, the same bytes every time.
+    let mut seen: std::collections::HashMap<String, (String, String)> = Default::default();
+    let mut checked = 0;
+    for request in h.model.requests().iter().filter(|r| !r.tools.is_empty()) {
+        let system = request.messages[0].text().to_owned();
+        let tools = serde_json::to_string(&request.tools).unwrap();
+        let names: Vec<&str> = request.tools.iter().map(|t| t.function.name.as_str()).collect();
+        let strategy = if names.contains(&"edit_manuscript") { "writing" } else { "research" };
+        let first = seen.entry(strategy.to_owned()).or_insert_with(|| (system.clone(), tools.clone()));
+        assert_eq!(first.0, system, "the system prompt never changes within a strategy");
+        assert_eq!(first.1, tools, "nor the tools array");
+        assert!(matches!(request.messages[0], Message::System { .. }));
+        assert!(!request.messages[1..].iter().any(|m| matches!(m, Message::System { .. })));
+        checked += 1;
+    }
+    assert!(checked >= 5 && seen.len() == 2, "{checked} requests, {} strategies", seen.len());
+}
