@@ -111,7 +111,8 @@ fn exhaustive_graph(e: GraphError) {
 /// the agent's own (`busy`: the session runs elsewhere; `review_pending`: a
 /// new turn while a review waits; `tool_loop`: the loop guard ended the run;
 /// `not_running`: an interjection with no run to take it).
-const NODE_CODES: &[&str] = &["invalid_state", "busy", "review_pending", "tool_loop", "not_running"];
+const NODE_CODES: &[&str] =
+    &["invalid_state", "busy", "review_pending", "tool_loop", "not_running", "context_overflow"];
 
 /// The codes in a TypeScript union of string literals inside `source`,
 /// from `export type NAME =` to its `;`.

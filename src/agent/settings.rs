@@ -28,6 +28,9 @@ pub struct AgentSettings {
     /// Read-only calls of one step run at once, at most this many (1: one
     /// after another, for a search API that limits concurrent requests).
     pub parallel_reads: usize,
+    /// The main model's context window in tokens: a request estimated above
+    /// it is not sent (code `context_overflow`).
+    pub context_window: usize,
 }
 
 impl Default for AgentSettings {
@@ -41,6 +44,7 @@ impl Default for AgentSettings {
             recursion_limit: 40,
             page_chars: 60_000,
             parallel_reads: 4,
+            context_window: 32_768,
         }
     }
 }

@@ -1119,3 +1119,14 @@ fn the_system_prompt_and_tools_are_byte_identical_across_a_sessions_requests() {
     }
     assert!(checked >= 5 && seen.len() == 2, "{checked} requests, {} strategies", seen.len());
 }
+
+#[test]
+fn a_request_the_context_window_cannot_hold_is_not_sent() {
+    let h = harness(vec![json_reply(json!({"strategy": "chat_only", "reasoning": "x"}))]);
+    h.agent.env().settings.borrow_mut().context_window = 60;
+    let long = "This sentence makes the request longer than sixty tokens. ".repeat(10);
+    let err = block_on(h.agent.send("s1", &long, agent_on())).unwrap_err();
+    assert_eq!(err.code, "context_overflow", "{err:?}");
+    assert!(err.message.contains("contextWindow"), "{}", err.message);
+    assert_eq!(h.model.requests().len(), 1, "only the router's small call went out");
+}

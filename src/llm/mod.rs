@@ -11,6 +11,7 @@ mod scripted;
 mod sse;
 mod stream;
 mod structured;
+mod tokens;
 mod types;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -27,6 +28,7 @@ pub use scripted::{ScriptedModel, Step};
 pub use sse::{EventTooLarge, SseDecoder, SseEvent, MAX_EVENT_BYTES};
 pub use stream::{parse_completion, StreamAssembler};
 pub use structured::{ask_structured, extract_json, Structured, StructuredPath};
+pub use tokens::{estimate_request, estimate_tokens};
 pub use types::{
     add_user_text, alternate, template_violation, ChatOutcome, ChatRequest, Delta, FunctionCall, FunctionSpec, Message,
     ToolCall, ToolSpec, Usage,

@@ -58,6 +58,8 @@ export interface AgentSettings {
   pageChars: number;
   /** Read-only tool calls of one step run at once, at most this many (default 4; 1 runs them one after another). */
   parallelReads: number;
+  /** The main model's context window in tokens (default 32768): a request estimated above it is not sent (`context_overflow`). */
+  contextWindow: number;
 }
 export interface RunOptions {
   /** Tools on (default false: plain chat with every active artifact injected whole). */

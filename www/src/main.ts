@@ -208,6 +208,7 @@ function errorText(e: unknown): string {
   if (code === "busy") return "This session is running in another tab: wait for it to finish there, or start a new session here.";
   if (code === "rate_limited") return "The model provider is limiting requests right now: wait a minute, then send again.";
   if (code === "bad_request" && e instanceof Error && /model/i.test(e.message)) return `The proxy refused the model: ${e.message}`;
+  if (code === "context_overflow") return "The conversation no longer fits the model's context window: start a new session, turn some artifacts off, or raise contextWindow in the settings if your model has a larger one.";
   if (code === "context_too_long") return "The conversation is too long for the model: start a new session or turn some artifacts off.";
   if (code === "not_running") return "The agent had already finished: send your message again as a new one.";
   if (code === "tool_loop") return "The agent kept repeating the same steps, so the run was stopped: rephrase the request, or give it what it seems to be missing.";

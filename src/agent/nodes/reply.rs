@@ -60,6 +60,20 @@ async fn call_model(
         };
         request.tools = env.tools.specs(names);
     }
+    // A request the model's window cannot hold is not sent: llama.cpp would
+    // silently drop its beginning (the system prompt first).
+    let estimate = crate::llm::estimate_request(&request);
+    if estimate > settings.context_window {
+        return Err(NodeError::failed(
+            "context_overflow",
+            format!(
+                "the request would take about {estimate} tokens, more than the model's context window of {} \
+                 (setting contextWindow): start a new session, turn some artifacts off, or raise the setting if \
+                 the model has a larger window",
+                settings.context_window
+            ),
+        ));
+    }
     // What the person sees of the model's text goes through a fence guard
     // (streamed in pieces, so the guard holds a line start until it can tell).
     let mut streamed = String::new();
