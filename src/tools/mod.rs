@@ -165,6 +165,10 @@ pub struct ToolContext {
     pub editor_model: String,
     /// Characters of one web page the model is given (the artifact keeps the page).
     pub page_chars: usize,
+    /// Estimated tokens the model's copy of one page may take at most (a
+    /// share of the context window: a page in a dense script reaches it
+    /// before `page_chars`).
+    pub page_tokens: usize,
     pub cancel: CancelToken,
 }
 

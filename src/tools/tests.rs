@@ -17,6 +17,7 @@ fn context(model: ScriptedModel) -> ToolContext {
         editor: Rc::new(model),
         editor_model: "main".into(),
         page_chars: 60_000,
+        page_tokens: 13_107,
         cancel: CancelToken::new(),
     }
 }

@@ -162,12 +162,45 @@ tool! {
             let page = ctx.web.open_url(a.url.trim(), &ctx.cancel).await?;
             let title = if page.title.trim().is_empty() { page.url.clone() } else { page.title.clone() };
             let fenced = fence("web page", &page.url, &format!("# {title}\n{}\n\n{}", page.url, page.markdown));
-            let capped = cap_for_model(&fenced, ctx.page_chars);
+            let capped = cap_to_budget(&fenced, ctx.page_chars, ctx.page_tokens);
             let mut output = ToolOutput::text(fenced).titled(title);
             if capped.len() < output.content.len() {
                 output.for_model = Some(capped);
             }
             Ok(output)
         }
+    }
+}
+
+/// The model's copy of a page: at most `max_chars` characters and about
+/// `max_tokens` estimated tokens, whichever is reached first (Japanese text
+/// reaches the token budget long before the character cap).
+fn cap_to_budget(text: &str, max_chars: usize, max_tokens: usize) -> String {
+    let mut chars = max_chars;
+    let mut capped = cap_for_model(text, chars);
+    for _ in 0..4 {
+        let tokens = crate::llm::estimate_tokens(&capped);
+        if tokens <= max_tokens {
+            break;
+        }
+        // Shrink in proportion, with a little to spare for the cut marker.
+        chars = (chars.min(capped.chars().count()) as u128 * max_tokens as u128 * 9 / (tokens as u128 * 10)) as usize;
+        capped = cap_for_model(text, chars.max(100));
+    }
+    capped
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn a_dense_page_is_cut_by_tokens_before_characters() {
+        let japanese = "吾輩は猫である。".repeat(10_000);
+        let capped = cap_to_budget(&japanese, 60_000, 5_000);
+        assert!(crate::llm::estimate_tokens(&capped) <= 5_000, "{}", crate::llm::estimate_tokens(&capped));
+        assert!(capped.contains("more characters are in the artifact"));
+        let english = "The rain fell on the quiet town. ".repeat(1_000);
+        assert_eq!(cap_to_budget(&english, 60_000, 20_000), english, "a page under both caps is whole");
     }
 }

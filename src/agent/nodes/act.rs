@@ -27,6 +27,8 @@ pub(in crate::agent) fn tool_context(env: &AgentEnv, ctx: &Ctx<'_>) -> ToolConte
         editor: env.model.clone(),
         editor_model: settings.main_model.clone(),
         page_chars: settings.page_chars.max(1000),
+        // Two fifths of the window: one page never crowds out the rest of the request.
+        page_tokens: (settings.context_window * 2 / 5).max(500),
         cancel: ctx.cancel.clone(),
     }
 }
