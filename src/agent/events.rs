@@ -28,6 +28,9 @@ pub enum AgentEvent {
     /// The token counts of a main-model call, as the upstream reported them
     /// (`cachedTokens`: prompt tokens served from its prompt cache).
     Usage { prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64 },
+    /// The older part of the conversation was summarised before a model
+    /// call (estimated tokens of that call's request before and after).
+    Compressed { reason: super::compress::Reason, tokens_before: usize, tokens_after: usize },
 }
 
 /// An artifact a tool result became.

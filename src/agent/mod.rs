@@ -10,6 +10,7 @@
 //!                         (answer) → memory_judge → memory_refiner → END   (or END when memory is off)
 //! ```
 
+pub mod compress;
 mod events;
 mod loop_guard;
 mod nodes;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info};
 pub use nodes::{fallback_strategy, render_call};
 pub use review::{Decision, PendingReview, ReviewPayload};
-pub use settings::AgentSettings;
+pub use settings::{AgentSettings, CompressionSettings};
 pub use state::{AgentState, AgentUpdate, Phase, Strategy};
 
 use crate::cancel::CancelToken;

@@ -31,6 +31,31 @@ pub struct AgentSettings {
     /// The main model's context window in tokens: a request estimated above
     /// it is not sent (code `context_overflow`).
     pub context_window: usize,
+    /// When the conversation is summarised to fit the window (seed 001).
+    pub compression: CompressionSettings,
+}
+
+/// When and how much of the conversation the compression sub-agent
+/// summarises. Ratios are of `contextWindow`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompressionSettings {
+    pub enabled: bool,
+    /// Compress when a request would take more than this share of the window.
+    pub token_ratio: f64,
+    /// ... or this share, when the last message is a heavy tool result.
+    pub heavy_tool_ratio: f64,
+    /// ... or after this many main-model calls since the last compression.
+    pub turn_limit: u32,
+    /// The most recent steps (a person's message, or a model call with its
+    /// tool results) kept word for word.
+    pub keep_turns: usize,
+}
+
+impl Default for CompressionSettings {
+    fn default() -> CompressionSettings {
+        CompressionSettings { enabled: true, token_ratio: 0.6, heavy_tool_ratio: 0.4, turn_limit: 30, keep_turns: 5 }
+    }
 }
 
 impl Default for AgentSettings {
@@ -45,13 +70,15 @@ impl Default for AgentSettings {
             page_chars: 60_000,
             parallel_reads: 4,
             context_window: 32_768,
+            compression: CompressionSettings::default(),
         }
     }
 }
 
 impl AgentSettings {
     /// These settings with the fields `patch` names replaced (a whole field
-    /// at a time: `approvals` given is the new map). A patch that is not an
+    /// at a time: `approvals` given is the new map), except that a partial
+    /// `compression` object changes only the fields it names. A patch that is not an
     /// object, or a field of the wrong type, is an error naming it.
     pub fn merged(&self, patch: &Value) -> Result<AgentSettings, String> {
         let Some(fields) = patch.as_object() else {
@@ -60,7 +87,14 @@ impl AgentSettings {
         let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Some(base) = merged.as_object_mut() {
             for (k, v) in fields {
-                base.insert(k.clone(), v.clone());
+                match (k.as_str(), base.get_mut(k), v) {
+                    ("compression", Some(Value::Object(old)), Value::Object(new)) => {
+                        old.extend(new.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                    _ => {
+                        base.insert(k.clone(), v.clone());
+                    }
+                }
             }
         }
         serde_json::from_value(merged).map_err(|e| e.to_string())

@@ -67,6 +67,10 @@ crate::graph_state! {
         set outbound_hold: Option<super::outbound::OutboundHold>,
         /// Transcript ids of the interjections already given to the model.
         append interjections: Vec<String>,
+        /// The summary of the older messages, once a compression ran.
+        set compaction: Option<super::compress::Compaction>,
+        /// Main-model calls since the last compression (the session's).
+        set calls_since_compaction: u32,
     }
 }
 

@@ -2,11 +2,11 @@
 //! conversation (the artifact index with snippets, system status, answer
 //! rules), and how past turns are summarised.
 
-mod history;
+mod arguments;
 mod snippets;
 pub mod untrusted;
 
-pub use history::{history_for_model, summarize_arguments};
+pub use arguments::summarize_arguments;
 pub use snippets::{
     render_index, shown_whole, snippet, snippet_entry, ArtifactIndexOptions, EntryBody, IndexEntry,
     ARTIFACT_INDEX_HEADING,

@@ -138,14 +138,11 @@ fn failure(cancel: &CancelToken, e: &JsValue, delivered_output: bool) -> Attempt
 impl ChatModel for ProxyModel {
     async fn chat(
         &self,
-        mut request: ChatRequest,
+        request: ChatRequest,
         on_delta: &mut dyn FnMut(Delta),
         cancel: &CancelToken,
     ) -> Result<ChatOutcome> {
-        request.stream = true;
-        // The last chunk then carries the token counts (the `usage` event).
-        request.stream_options.get_or_insert_with(|| serde_json::json!({ "include_usage": true }));
-        let body = serde_json::to_string(&request).map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
+        let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
         let sink = RefCell::new(on_delta);
         with_retries(&self.config.retry, cancel, |_| self.attempt(&body, &sink, cancel)).await
     }

@@ -43,17 +43,31 @@ impl std::future::Future for YieldOnce {
     }
 }
 
+/// Answers some requests outside the script (e.g. every compression
+/// request of a long session), or `None` to play the next step.
+pub type Helper = Box<dyn Fn(&ChatRequest) -> Option<ChatOutcome>>;
+
 /// A model that plays a script.
 #[derive(Default)]
 pub struct ScriptedModel {
     steps: RefCell<VecDeque<Step>>,
     requests: RefCell<Vec<ChatRequest>>,
+    helper: RefCell<Option<Helper>>,
 }
 
 impl ScriptedModel {
     /// A model that will answer with `steps`, in order.
     pub fn new(steps: impl IntoIterator<Item = Step>) -> ScriptedModel {
-        ScriptedModel { steps: RefCell::new(steps.into_iter().collect()), requests: RefCell::default() }
+        ScriptedModel {
+            steps: RefCell::new(steps.into_iter().collect()),
+            requests: RefCell::default(),
+            helper: RefCell::default(),
+        }
+    }
+
+    /// Lets `helper` answer the requests it recognises before the script.
+    pub fn set_helper(&self, helper: Helper) {
+        *self.helper.borrow_mut() = Some(helper);
     }
 
     /// Appends a step.
@@ -109,16 +123,20 @@ impl ChatModel for ScriptedModel {
         if cancel.is_cancelled() {
             return Err(LlmError::Aborted);
         }
-        let mut step = self
-            .steps
-            .borrow_mut()
-            .pop_front()
-            .ok_or_else(|| LlmError::MalformedResponse("the script has no more replies".into()))?;
         // A strict chat template (llama.cpp, some Ollama models): every
         // request the agent sends must pass it.
         if let Some(violation) = super::types::template_violation(&request.messages) {
             panic!("the request would be refused by a strict chat template: {violation}: {:#?}", request.messages);
         }
+        let helped = self.helper.borrow().as_ref().and_then(|help| help(&request));
+        let mut step = match helped {
+            Some(outcome) => Step::Reply(outcome),
+            None => self
+                .steps
+                .borrow_mut()
+                .pop_front()
+                .ok_or_else(|| LlmError::MalformedResponse("the script has no more replies".into()))?,
+        };
         while let Step::Respond(decide) = step {
             step = decide(&request);
         }

@@ -227,9 +227,12 @@ impl ToolSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct ChatRequest {
     pub model: String,
-    pub messages: Vec<Message>,
+    /// Before the messages: serialised in field order, the stable parts of
+    /// a request (model, tools, then the append-only messages) come first,
+    /// so consecutive requests share a long byte-identical prefix.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    pub messages: Vec<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +252,14 @@ impl ChatRequest {
     /// A request for `model` with `messages`.
     pub fn new(model: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
         ChatRequest { model: model.into(), messages, ..ChatRequest::default() }
+    }
+
+    /// The JSON body sent upstream: streamed, with the token counts asked
+    /// for in the last chunk (the `usage` event).
+    pub fn wire_body(mut self) -> Result<String, serde_json::Error> {
+        self.stream = true;
+        self.stream_options.get_or_insert_with(|| serde_json::json!({ "include_usage": true }));
+        serde_json::to_string(&self)
     }
 }
 

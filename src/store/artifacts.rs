@@ -151,12 +151,14 @@ impl Db {
     pub async fn save_tool_result(
         &self,
         session_id: &str,
+        id: &str,
         kind: ArtifactType,
         title: &str,
         content: &str,
         receipt: &super::Receipt,
     ) -> Result<SessionArtifact> {
-        let artifact = new_artifact(session_id, kind, title, content, Lifecycle::default());
+        let mut artifact = new_artifact(session_id, kind, title, content, Lifecycle::default());
+        artifact.id = id.to_owned();
         let change = Change { store: ARTIFACTS, id: artifact.id.clone(), new: Some(to_value(ARTIFACTS, &artifact)?) };
         self.change_all(vec![change], None, "tool_result", vec![receipt.write()?]).await?;
         Ok(artifact)

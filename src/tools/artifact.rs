@@ -51,6 +51,7 @@ tool! {
         parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
         read_only: true,
         approval: false,
+        heavy: true,
         persists: None,
         call: |args, ctx| {
             let a: RefArgs = parse_args("get_artifact", args)?;

@@ -14,6 +14,7 @@ macro_rules! tool {
             read_only: $ro:expr,
             approval: $approval:expr,
             $(group: $group:expr,)?
+            $(heavy: $heavy:expr,)?
             persists: $persists:expr,
             call: |$args:ident, $ctx:ident| $body:block
         }
@@ -44,6 +45,9 @@ macro_rules! tool {
             fn persists_as(&self) -> Option<$crate::store::ArtifactType> {
                 $persists
             }
+            $(fn heavy_result(&self) -> bool {
+                $heavy
+            })?
             async fn call(
                 &self,
                 $args: &serde_json::Value,
@@ -196,6 +200,19 @@ pub struct ToolInfo {
     pub needs_approval_by_default: bool,
 }
 
+const KEPT_NOTE: &str = "\n\n(Kept as session artifact ";
+
+/// The line a kept tool result ends with: the artifact's id.
+pub fn kept_note(id: &str) -> String {
+    format!("{KEPT_NOTE}{id}.)")
+}
+
+/// The artifact id a tool result's [`kept_note`] names, if any.
+pub fn kept_artifact_id(result: &str) -> Option<&str> {
+    let at = result.rfind(KEPT_NOTE)?;
+    result[at + KEPT_NOTE.len()..].strip_suffix(".)")
+}
+
 /// One tool.
 #[async_trait(?Send)]
 pub trait Tool {
@@ -215,6 +232,11 @@ pub trait Tool {
     }
     /// The artifact type its results are kept as (`None`: not kept).
     fn persists_as(&self) -> Option<ArtifactType>;
+    /// Its results are bulk text (pages, searches, manuscripts, artifacts):
+    /// one as the last message lowers the compression threshold.
+    fn heavy_result(&self) -> bool {
+        false
+    }
     /// For edit tools: what they edit, so a review can plan the change first.
     fn edit_kind(&self) -> Option<EditKind> {
         None

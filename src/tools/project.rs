@@ -121,6 +121,7 @@ tool! {
         parameters: object(json!({ "section_id": { "type": "string" } }), &["section_id"]),
         read_only: true,
         approval: false,
+        heavy: true,
         persists: Some(ArtifactType::ProjectData),
         call: |args, ctx| {
             let a: SectionArgs = parse_args("get_manuscript", args)?;

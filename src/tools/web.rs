@@ -130,6 +130,7 @@ tool! {
             "query": { "type": "string" }, "max_results": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["query"] }),
         read_only: true,
         approval: false,
+        heavy: true,
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
             let a: SearchArgs = parse_args("web_search", args)?;
@@ -154,6 +155,7 @@ tool! {
         parameters: json!({ "type": "object", "properties": { "url": { "type": "string" } }, "required": ["url"] }),
         read_only: true,
         approval: false,
+        heavy: true,
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
             #[derive(Deserialize)]

@@ -75,16 +75,22 @@ pub(in crate::agent) async fn execute(
     }
     let executed = match tool.call(&args, &tool_ctx).await {
         Ok(output) => {
-            let content = output.model_text().to_owned();
+            let mut content = output.model_text().to_owned();
             if let Some(kind) = tool.persists_as() {
                 let title = output.artifact_title.clone().unwrap_or_else(|| call.function.name.clone());
+                // The model learns the artifact's id with the result (and
+                // the index then lists it in one line, not a second copy).
+                let id = crate::platform::random_id();
+                let plain = content.len();
+                content.push_str(&crate::tools::kept_note(&id));
                 let receipt = Receipt::new(session, key, ReceiptOutcome::Done, content.clone());
-                let saved = env.db.save_tool_result(session, kind, &title, &output.content, &receipt).await;
+                let saved = env.db.save_tool_result(session, &id, kind, &title, &output.content, &receipt).await;
                 match saved {
                     Ok(a) => ctx.emit(AgentEvent::Artifact {
                         data: ArtifactChange { id: a.id, action: "created", title: a.title },
                     }),
                     Err(e) => {
+                        content.truncate(plain);
                         ctx.warning(format!("the result of {} was not saved as an artifact: {e}", call.function.name))
                     }
                 }

@@ -3,6 +3,7 @@
 //! long-term memory. Reviews live in `agent::review`.
 
 mod act;
+mod compact;
 mod memory;
 mod reply;
 mod request;

@@ -9,12 +9,14 @@ use serde_json::Value;
 use super::super::events::{AgentEvent, Ctx, Emit};
 use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::super::AgentEnv;
+use super::compact::{compact, last_is_heavy, CompactError};
 use super::llm_failure;
-use super::request::{interjections, prompt};
+use super::request::{interjections, RequestParts};
+use crate::agent::compress;
 use crate::context::summarize_arguments;
 use crate::context::untrusted::{defuse_fences, FenceGuard};
 use crate::graph::{Node, NodeError};
-use crate::llm::{ChatRequest, Delta, ToolCall};
+use crate::llm::{Delta, ToolCall};
 use crate::tools::ToolRegistry;
 
 /// The visible Markdown for a tool call: thoughts, plans and tool chips as
@@ -50,27 +52,41 @@ async fn call_model(
     let strategy = if with_tools { state.strategy.unwrap_or(Strategy::GeneralAgent) } else { Strategy::ChatOnly };
     ctx.phase(if state.used_tools() || !with_tools { Phase::Answering } else { Phase::Planning });
     let (interjection_ids, interjected) = interjections(env, state, ctx).await;
-    let messages = prompt(env, state, ctx, strategy, !with_tools, &interjected).await;
+    let parts = RequestParts::gather(env, state, ctx, strategy, with_tools, interjected).await;
     let settings = env.settings.borrow().clone();
-    let mut request = ChatRequest::new(settings.main_model.clone(), messages);
-    if with_tools {
-        let names = match strategy {
-            Strategy::Writing => crate::tools::EDITORIAL_TOOLS,
-            _ => crate::tools::RESEARCH_TOOLS,
-        };
-        request.tools = env.tools.specs(names);
+    let window = settings.context_window;
+    let mut compaction = state.compaction.clone();
+    let mut calls_since = state.calls_since_compaction;
+    let mut request = parts.request(&settings.main_model, &state.messages, compaction.as_ref());
+    let mut estimate = crate::llm::estimate_request(&request);
+    let heavy = last_is_heavy(env, state, window);
+    if let Some(reason) = compress::decide(estimate, window, heavy, calls_since, &settings.compression) {
+        match compact(env, state, ctx, &parts, reason).await {
+            Ok(Some(done)) => {
+                request = parts.request(&settings.main_model, &state.messages, Some(&done));
+                let after = crate::llm::estimate_request(&request);
+                ctx.emit(AgentEvent::Compressed { reason, tokens_before: estimate, tokens_after: after });
+                estimate = after;
+                compaction = Some(done);
+                calls_since = 0;
+            }
+            Ok(None) => {}
+            Err(CompactError::Aborted) => return Err(NodeError::Aborted),
+            Err(CompactError::Failed(why)) => ctx.warning(format!(
+                "the conversation could not be summarised ({why}); the full history is kept and the next model call \
+                 tries again"
+            )),
+        }
     }
     // A request the model's window cannot hold is not sent: llama.cpp would
     // silently drop its beginning (the system prompt first).
-    let estimate = crate::llm::estimate_request(&request);
-    if estimate > settings.context_window {
+    if estimate > window {
         return Err(NodeError::failed(
             "context_overflow",
             format!(
-                "the request would take about {estimate} tokens, more than the model's context window of {} \
-                 (setting contextWindow): start a new session, turn some artifacts off, or raise the setting if \
-                 the model has a larger window",
-                settings.context_window
+                "the request would take about {estimate} tokens, more than the model's context window of {window} \
+                 (setting contextWindow), even with the older conversation summarised: start a new session, turn \
+                 some artifacts off, or raise the setting if the model has a larger window"
             ),
         ));
     }
@@ -115,12 +131,14 @@ async fn call_model(
             cached_tokens: usage.cached_tokens,
         });
     }
-    let mut messages = interjected;
+    let mut messages = parts.into_interjected();
     messages.push(outcome.message);
     Ok(AgentUpdate {
         messages,
         interjections: interjection_ids,
         loop_count: Some(state.loop_count + 1),
+        compaction: Some(compaction),
+        calls_since_compaction: Some(calls_since + 1),
         output: Some(output),
         latest_node_name: Some(Some(if with_tools { "agent" } else { "chat" }.into())),
         current_phase: Some(Phase::Answering),

@@ -1,90 +1,210 @@
-//! The messages of a model call: the static system prompt, the
-//! conversation, and the injected context (artifact index, system status,
+//! The request of a main-model call: the static system prompt and tools,
+//! the compression summary (if any) and the conversation after it
+//! (append-only), and the injected context (artifact index, system status,
 //! answer rules) in the trailing user message.
 
+use super::super::compress::Compaction;
 use super::super::events::{Ctx, Emit};
 use super::super::prompts;
 use super::super::state::{AgentState, Strategy};
 use super::super::AgentEnv;
-use crate::context::{
-    history_for_model, render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry,
-};
-use crate::llm::{add_user_text, alternate, Message};
+use crate::context::{render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry};
+use crate::llm::{add_user_text, alternate, ChatRequest, Message, ToolSpec};
 
-/// The artifact index for a model call, read from the index entries; full
-/// texts are fetched only for the artifacts shown whole.
-async fn artifact_context(
+/// An active artifact as the index may show it.
+struct Listed {
+    id: String,
+    title: String,
+    lifecycle: crate::store::Lifecycle,
+    /// Its whole text, when short enough to be shown whole.
+    whole: Option<String>,
+    snippet: String,
+}
+
+/// The session's active artifacts for the index, read from the index
+/// entries; full texts are fetched only for the artifacts shown whole.
+async fn artifact_list(
     env: &AgentEnv,
     session: &str,
     options: ArtifactIndexOptions,
-) -> Result<Option<String>, crate::store::StoreError> {
+) -> Result<Vec<Listed>, crate::store::StoreError> {
     let summaries = env.db.artifact_summaries(session, true).await?;
-    let mut wholes = Vec::new();
-    for summary in summaries.iter().filter(|s| shown_whole(s.length, options)) {
-        wholes.push(env.db.artifact(&summary.id).await?.content);
-    }
-    let mut wholes = wholes.iter();
-    let entries: Vec<IndexEntry<'_>> = summaries
-        .iter()
-        .map(|s| IndexEntry {
-            id: &s.id,
-            title: &s.title,
-            body: if shown_whole(s.length, options) {
-                EntryBody::Whole(wholes.next().map_or("", String::as_str))
-            } else {
-                EntryBody::Snippet(snippet(&s.snippet, options.snippet_chars))
-            },
+    let mut out = Vec::with_capacity(summaries.len());
+    for s in summaries {
+        let whole = if shown_whole(s.length, options) { Some(env.db.artifact(&s.id).await?.content) } else { None };
+        out.push(Listed {
+            snippet: snippet(&s.snippet, options.snippet_chars).to_owned(),
+            id: s.id,
+            title: s.title,
             lifecycle: s.lifecycle,
-        })
-        .collect();
-    Ok(render_index(&entries, options.agent_mode))
+            whole,
+        });
+    }
+    Ok(out)
 }
 
-/// Builds the messages for a model call: system prompt, the injected
-/// context (artifact index, system status, answer rules when tools ran),
-/// then the conversation, then what the person added while the run worked.
-pub(super) async fn prompt(
-    env: &AgentEnv,
-    state: &AgentState,
-    ctx: &Ctx<'_>,
-    strategy: Strategy,
-    whole_artifacts: bool,
-    interjected: &[Message],
-) -> Vec<Message> {
-    let settings = env.settings.borrow().clone();
-    let mut parts = Vec::new();
-    let options = ArtifactIndexOptions {
-        full_threshold: settings.full_threshold,
-        agent_mode: !whole_artifacts,
-        ..Default::default()
-    };
-    match artifact_context(env, ctx.thread_id, options).await {
-        Ok(index) => parts.extend(index),
-        Err(e) => ctx.warning(format!("the session artifacts could not be read: {e}")),
-    }
-    parts.push(format!(
-        "## System status\nAgent mode: {}. Long-term memory: {}.",
-        if state.agent_mode {
-            "on (tools available)"
+/// The ids of the artifacts whose tool results `messages` hold.
+fn kept_in(messages: &[Message]) -> Vec<&str> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } => crate::tools::kept_artifact_id(content),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A main-model request in its three parts: the static prefix (the
+/// strategy's system prompt and tools, byte-identical across a session), the
+/// conversation (the last compaction's summary, then the messages after its
+/// cut, only ever appended to), and the dynamic tail (artifact index, system
+/// status, answer rules) riding in the trailing user message.
+pub(super) struct RequestParts {
+    system: String,
+    tools: Vec<ToolSpec>,
+    artifacts: Vec<Listed>,
+    agent_mode: bool,
+    tail: Vec<String>,
+    interjected: Vec<Message>,
+    /// Tokens the person's carried-over instructions may take (an eighth
+    /// of the window).
+    constraint_tokens: usize,
+}
+
+impl RequestParts {
+    /// Reads what the tail needs (the artifact index) for a call of
+    /// `strategy`, with tools or not.
+    pub(super) async fn gather(
+        env: &AgentEnv,
+        state: &AgentState,
+        ctx: &Ctx<'_>,
+        strategy: Strategy,
+        with_tools: bool,
+        interjected: Vec<Message>,
+    ) -> RequestParts {
+        let settings = env.settings.borrow().clone();
+        let mut tail = Vec::new();
+        let options = ArtifactIndexOptions {
+            full_threshold: settings.full_threshold,
+            agent_mode: with_tools,
+            ..Default::default()
+        };
+        let artifacts = artifact_list(env, ctx.thread_id, options).await.unwrap_or_else(|e| {
+            ctx.warning(format!("the session artifacts could not be read: {e}"));
+            Vec::new()
+        });
+        tail.push(format!(
+            "## System status\nAgent mode: {}. Long-term memory: {}.",
+            if state.agent_mode {
+                "on (tools available)"
+            } else {
+                "off (no tools: you cannot search or edit in this mode)"
+            },
+            if settings.long_term_memory { "on" } else { "off" }
+        ));
+        if state.used_tools() {
+            tail.push(prompts::ANSWER_RULES.to_owned());
+        }
+        let tools = if with_tools {
+            let names = match strategy {
+                Strategy::Writing => crate::tools::EDITORIAL_TOOLS,
+                _ => crate::tools::RESEARCH_TOOLS,
+            };
+            env.tools.specs(names)
         } else {
-            "off (no tools: you cannot search or edit in this mode)"
-        },
-        if settings.long_term_memory { "on" } else { "off" }
-    ));
-    if state.used_tools() {
-        parts.push(prompts::ANSWER_RULES.to_owned());
+            Vec::new()
+        };
+        RequestParts {
+            system: prompts::system(strategy),
+            tools,
+            artifacts,
+            agent_mode: with_tools,
+            tail,
+            interjected,
+            constraint_tokens: settings.context_window / 8,
+        }
     }
-    // The system prompt is static; what changes from call to call (the
-    // artifact index, the status, the answer rules) rides in the trailing
-    // user message, after the person's words (or, in the tool loop, after
-    // the tool results), so the conversation before it stays byte-stable.
-    let mut messages = vec![Message::system(prompts::system(strategy))];
-    messages.extend(history_for_model(&state.messages, state.turn_start));
-    messages.extend(interjected.iter().cloned());
-    add_user_text(&mut messages, &parts.join("\n\n"));
-    // Strict chat templates: roles alternate (a past turn cut off before any
-    // answer leaves two user messages in a row: they are joined).
-    alternate(messages)
+
+    /// The index entries of the active artifacts `pick` selects.
+    fn entries(&self, pick: impl Fn(&str) -> bool) -> Vec<IndexEntry<'_>> {
+        self.artifacts
+            .iter()
+            .filter(|a| pick(&a.id))
+            .map(|a| IndexEntry {
+                id: &a.id,
+                title: &a.title,
+                body: match &a.whole {
+                    Some(whole) => EntryBody::Whole(whole),
+                    None => EntryBody::Snippet(&a.snippet),
+                },
+                lifecycle: a.lifecycle,
+            })
+            .collect()
+    }
+
+    /// The artifacts a compaction cutting `part` carries in its summary:
+    /// those whose tool results it summarises and those the previous
+    /// summary carried, while still active. Their ids and their listing.
+    pub(super) fn carried(&self, part: &[Message], previous: Option<&Compaction>) -> (Vec<String>, String) {
+        let mut ids: Vec<&str> = kept_in(part);
+        ids.extend(previous.into_iter().flat_map(|c| c.artifacts.iter().map(String::as_str)));
+        let entries = self.entries(|id| ids.contains(&id));
+        let listing = render_index(&entries, self.agent_mode).unwrap_or_default();
+        (entries.iter().map(|e| e.id.to_owned()).collect(), listing)
+    }
+
+    /// The artifact index of the tail: the active artifacts the messages
+    /// sent do not already show (a tool result names its artifact; the
+    /// summary lists the ones it carries), and the shown ones since
+    /// deleted or turned off. Small, so the prefix before it stays most of
+    /// the request.
+    fn index(&self, kept: &[Message], compaction: Option<&Compaction>) -> Option<String> {
+        let mut shown: Vec<&str> = kept_in(kept);
+        shown.extend(compaction.into_iter().flat_map(|c| c.artifacts.iter().map(String::as_str)));
+        let entries = self.entries(|id| !shown.contains(&id));
+        let gone: Vec<&str> = shown.iter().copied().filter(|id| !self.artifacts.iter().any(|a| a.id == *id)).collect();
+        let mut out = render_index(&entries, self.agent_mode).unwrap_or_default();
+        if !gone.is_empty() {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&format!(
+                "No longer available (deleted or turned off by the person since shown above): {}",
+                gone.join(", ")
+            ));
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// What the person added while the run worked, as given to this call.
+    pub(super) fn into_interjected(self) -> Vec<Message> {
+        self.interjected
+    }
+
+    /// The request for `model` over the conversation `messages`, of which
+    /// those before the compaction's cut are replaced by its summary.
+    pub(super) fn request(&self, model: &str, messages: &[Message], compaction: Option<&Compaction>) -> ChatRequest {
+        let kept = &messages[compaction.map_or(0, |c| c.upto).min(messages.len())..];
+        let mut out = Vec::with_capacity(kept.len() + 3);
+        out.push(Message::system(self.system.clone()));
+        // The summary stands where the messages it replaces stood: it
+        // changes only at a compaction, so the requests between two
+        // compactions keep one byte-identical prefix (in the tail it would
+        // be re-sent after the cache's end on every call).
+        if let Some(c) = compaction {
+            out.push(Message::user(c.render(self.constraint_tokens)));
+        }
+        out.extend_from_slice(kept);
+        out.extend(self.interjected.iter().cloned());
+        let mut tail: Vec<String> = self.index(kept, compaction).into_iter().collect();
+        tail.extend(self.tail.iter().cloned());
+        // After the person's words (or, in the tool loop, after the tool
+        // results): everything before it stays byte-stable.
+        add_user_text(&mut out, &tail.join("\n\n"));
+        let mut request = ChatRequest::new(model, alternate(out));
+        request.tools = self.tools.clone();
+        request
+    }
 }
 
 /// What the person added while this run worked and the model has not seen

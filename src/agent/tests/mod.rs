@@ -60,6 +60,31 @@ fn calls(list: &[(&str, Value)]) -> Step {
     ))
 }
 
+/// Whether `request` is one of the compression sub-agent's.
+fn is_compression(request: &ChatRequest) -> bool {
+    matches!(request.messages.first(), Some(Message::System { content }) if content == compress::PROMPT)
+}
+
+/// Lets the model answer every compression request with a valid summary
+/// (outside the script), counting them.
+fn summarising(h: &Harness) -> Rc<RefCell<usize>> {
+    let count = Rc::new(RefCell::new(0));
+    let seen = count.clone();
+    h.model.set_helper(Box::new(move |request| {
+        is_compression(request).then(|| {
+            *seen.borrow_mut() += 1;
+            ChatOutcome::text(
+                json!({"user_constraints": [], "decisions": [], "failed_attempts": [],
+                       "tool_calls": [{"tool": "open_url", "target": "a page", "outcome": "success"}],
+                       "recent_narrative": "Pages were read and summarised.",
+                       "task_state": {"completed": ["read pages"], "remaining": [], "blockers": []}})
+                .to_string(),
+            )
+        })
+    }));
+    count
+}
+
 fn text(t: &str) -> Step {
     Step::Reply(ChatOutcome::text(t))
 }
@@ -133,8 +158,12 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
     // In the trailing user message, after the tool results: the rest of the
     // conversation stays byte-stable from call to call.
     let context = answering.messages.last().unwrap().text();
-    assert!(matches!(answering.messages[answering.messages.len() - 2], Message::Tool { .. }));
-    assert!(context.contains("## Session Context (Artifacts)") && context.contains("Search: 東京 天気"), "{context}");
+    let Message::Tool { content: result, .. } = &answering.messages[answering.messages.len() - 2] else {
+        panic!("the tool result comes before the tail");
+    };
+    // The result names its artifact; the index does not list it again.
+    assert_eq!(crate::tools::kept_artifact_id(result), Some(artifacts[0].id.as_str()));
+    assert!(!context.contains("## Session Context (Artifacts)"), "{context}");
     assert!(context.contains("## Answer format"));
     let events = log.borrow();
     assert!(events
@@ -364,7 +393,7 @@ fn a_greeting_with_memory_on_stores_nothing() {
 }
 
 #[test]
-fn the_next_turn_sees_past_actions_condensed() {
+fn the_next_turn_resends_the_earlier_one_as_it_was() {
     let h = harness(vec![
         json_reply(json!({"strategy": "general_agent", "reasoning": "x"})),
         calls(&[("record_thought", json!({"thought": "search first"})), ("web_search", json!({"query": "rust"}))]),
@@ -375,15 +404,15 @@ fn the_next_turn_sees_past_actions_condensed() {
     ]);
     block_on(h.agent.send("s1", "What is Rust?", agent_on())).unwrap();
     block_on(h.agent.send("s1", "Thanks", agent_on())).unwrap();
-    let last = h.model.requests().pop().unwrap();
-    let history: Vec<&str> = last.messages.iter().skip(1).map(|m| m.text()).collect();
-    assert_eq!(history[0], "What is Rust?");
-    assert!(
-        history[1].contains("[THOUGHT] search first") && history[1].contains("[ACTION] web_search(query=\"rust\")"),
-        "{history:?}"
-    );
-    assert!(history[1].ends_with("Rust is a systems language."));
-    assert!(!last.messages.iter().any(|m| matches!(m, Message::Tool { .. })), "past tool results are not resent");
+    let requests = h.model.requests();
+    let last = requests.last().unwrap();
+    // Append-only: the earlier turn's calls and results are sent as they
+    // were (nothing is condensed between calls; compression is explicit).
+    let earlier = &requests[3];
+    let n = earlier.messages.len() - 1;
+    assert_eq!(last.messages[1..n], earlier.messages[1..n]);
+    assert!(last.messages.iter().any(|m| matches!(m, Message::Tool { content, .. } if content.contains("Sunny"))));
+    assert!(last.messages[n].text().starts_with("Rust is a systems language."));
 }
 
 // ---- hostile web content ----------------------------------------------------
@@ -537,10 +566,16 @@ fn a_page_kept_as_an_artifact_exposes_later_turns() {
     assert!(artifacts[0].content.lines().next().unwrap().contains("https://news.example/story"));
     let next = block_on(h.agent.send("s1", "What else is there?", agent_on())).unwrap();
     assert_eq!(next.status, RunStatus::Interrupted, "the injected artifact keeps the run exposed");
-    // The index shows the artifact fenced (its close is there even when only a snippet is shown).
+    // The page reaches the model fenced (the tool result; the index lists
+    // it by id in one line while that result is in the conversation).
     let requests = h.model.requests();
-    let context = requests.last().unwrap().messages.last().unwrap().text().to_owned();
-    assert!(context.contains("⟦quoted web material") && context.contains("⟦end of quoted web material"), "{context}");
+    let last = requests.last().unwrap();
+    let page_result = last.messages.iter().find(|m| matches!(m, Message::Tool { .. })).unwrap().text();
+    assert!(page_result.contains("⟦quoted web material") && page_result.contains("⟦end of quoted web material"));
+    let id = crate::tools::kept_artifact_id(page_result).unwrap();
+    assert_eq!(id, artifacts[0].id);
+    let context = last.messages.last().unwrap().text();
+    assert!(!context.contains("SYSTEM NOTICE"), "{context}");
 }
 
 #[test]
@@ -565,7 +600,9 @@ fn the_model_gets_a_capped_page_and_the_artifact_keeps_it_whole() {
     });
     let seen = seen.expect("the page result");
     assert!(seen.chars().count() < 1_300 && seen.contains("more characters are in the artifact"), "{seen}");
-    assert!(seen.trim_end().ends_with('⟧'), "the capped copy is still fenced");
+    let id = crate::tools::kept_artifact_id(&seen).expect("the result names its artifact");
+    let copy = seen.strip_suffix(&crate::tools::kept_note(id)).unwrap();
+    assert!(copy.trim_end().ends_with('⟧'), "the capped copy is still fenced");
     assert!(block_on(h.db.artifacts("s1")).unwrap()[0].content.contains(&long));
 }
 
@@ -819,6 +856,7 @@ fn a_new_message_while_a_review_waits_is_refused() {
 #[test]
 fn twenty_turns_of_one_megabyte_pages_store_about_their_unique_content() {
     let h = harness(vec![]);
+    summarising(&h);
     let mut unique = 0usize;
     for turn in 0..20 {
         let url = format!("https://site{turn}.example/long");
@@ -1130,3 +1168,4 @@ fn a_request_the_context_window_cannot_hold_is_not_sent() {
     assert!(err.message.contains("contextWindow"), "{}", err.message);
     assert_eq!(h.model.requests().len(), 1, "only the router's small call went out");
 }
+mod long_session;
