@@ -60,6 +60,21 @@ export interface AgentSettings {
   parallelReads: number;
   /** The main model's context window in tokens (default 32768): a request estimated above it is not sent (`context_overflow`). */
   contextWindow: number;
+  /** When the older conversation is summarised (a partial object changes only the fields it names). */
+  compression: CompressionSettings;
+}
+/** Context compression: before a main-model call, the sub model summarises all but the newest steps. */
+export interface CompressionSettings {
+  /** Default true. */
+  enabled: boolean;
+  /** Compress when a request would exceed this share of contextWindow (default 0.6). */
+  tokenRatio: number;
+  /** ... or this share when the last message is a heavy tool result: a page, search, chapter or artifact (default 0.4). */
+  heavyToolRatio: number;
+  /** ... or after this many main-model calls since the last compression (default 30; 0: never by count). */
+  turnLimit: number;
+  /** Newest steps kept word for word: a person's message, or a model call with its tool results (default 5). */
+  keepTurns: number;
 }
 export interface RunOptions {
   /** Tools on (default false: plain chat with every active artifact injected whole). */
@@ -81,7 +96,9 @@ export type AgentEvent =
   | { type: "info"; name: "changed"; data: { tool: string; target: EditTarget } }
   | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } }
   /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
-  | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number };
+  | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
+  /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */
+  | { type: "compressed"; reason: "token_threshold" | "heavy_tool" | "turn_limit"; tokensBefore: number; tokensAfter: number };
 /** What an edit changes. */
 export interface EditTarget { kind: "section" | "artifact"; id: string; title: string }
 /** What a paused run asks the person to review. */

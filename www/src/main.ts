@@ -248,6 +248,12 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
           void refreshArtifacts();
         } else if (event.type === "warning") {
           showBanner(event.message);
+        } else if (event.type === "compressed") {
+          const notice = document.createElement("p");
+          notice.className = "notice compressed";
+          const why = { token_threshold: "the conversation grew long", heavy_tool: "a large tool result arrived", turn_limit: "many model calls since the last summary" }[event.reason];
+          notice.textContent = `Earlier conversation summarised to fit the model's window (${why}): about ${event.tokensBefore} → ${event.tokensAfter} tokens. The full transcript stays here.`;
+          body.before(notice);
         } else if (event.type === "usage") {
           ui.usage.hidden = false;
           ui.usage.textContent = `Last model call: ${event.promptTokens} prompt tokens (${event.cachedTokens} from the model's cache), ${event.completionTokens} generated`;
