@@ -110,9 +110,10 @@ fn exhaustive_graph(e: GraphError) {
 /// Codes the agent's nodes fail with besides the model's (`nodes.rs`), and
 /// the agent's own (`busy`: the session runs elsewhere; `review_pending`: a
 /// new turn while a review waits; `tool_loop`: the loop guard ended the run;
-/// `not_running`: an interjection with no run to take it).
+/// `not_running`: an interjection with no run to take it; `incomplete`: the
+/// model kept finishing before its strategy's completion rule was met).
 const NODE_CODES: &[&str] =
-    &["invalid_state", "busy", "review_pending", "tool_loop", "not_running", "context_overflow"];
+    &["invalid_state", "busy", "review_pending", "tool_loop", "not_running", "context_overflow", "incomplete"];
 
 /// The codes in a TypeScript union of string literals inside `source`,
 /// from `export type NAME =` to its `;`.

@@ -31,6 +31,9 @@ pub enum AgentEvent {
     /// The older part of the conversation was summarised before a model
     /// call (estimated tokens of that call's request before and after).
     Compressed { reason: super::compress::Reason, tokens_before: usize, tokens_after: usize },
+    /// What the session knows before a model call (the status line):
+    /// local reads, web searches and pages, and changes made.
+    Facts { reads: usize, web: usize, changes: usize },
 }
 
 /// An artifact a tool result became.
@@ -54,6 +57,9 @@ pub enum Info {
     Changed { tool: String, target: EditTarget },
     /// A long-term memory was stored.
     Memory { id: String, date: String, summary: String },
+    /// An early final answer broke a completion rule; the model was told
+    /// what is missing and the run goes on.
+    Nudged { rule: super::completion::Rule },
 }
 
 /// A listener for a run's events.

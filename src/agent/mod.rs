@@ -10,8 +10,10 @@
 //!                         (answer) → memory_judge → memory_refiner → END   (or END when memory is off)
 //! ```
 
+mod completion;
 pub mod compress;
 mod events;
+pub mod facts;
 mod loop_guard;
 mod nodes;
 pub mod outbound;
@@ -156,13 +158,15 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
         .add_conditional_edges(
             "agent",
             move |s: &AgentState| {
-                if s.pending_calls().is_empty() {
-                    after_agent()
-                } else {
+                if !s.pending_calls().is_empty() {
                     "tools".into()
+                } else if s.nudged() {
+                    "agent".into()
+                } else {
+                    after_agent()
                 }
             },
-            &["tools", "memory_judge", END],
+            &["tools", "agent", "memory_judge", END],
         )
         .add_conditional_edges(
             "tools",

@@ -118,14 +118,29 @@ impl AgentState {
         self.outbound_hold.as_ref().is_some_and(|h| h.call_id == call.id)
     }
 
-    /// Whether `respond` delivered the answer in this turn.
+    /// Whether `respond` delivered the answer in this turn (a `respond` the
+    /// completion rules turned back does not count).
     pub fn responded(&self) -> bool {
         let turn = self.turn();
         turn.iter().any(|m| {
             m.tool_calls().iter().any(|c| {
                 c.function.name == "respond"
-                    && turn.iter().any(|r| matches!(r, Message::Tool { tool_call_id, .. } if *tool_call_id == c.id))
+                    && turn.iter().any(|r| {
+                        matches!(r, Message::Tool { tool_call_id, content }
+                            if *tool_call_id == c.id && !content.starts_with(super::completion::NUDGE))
+                    })
             })
         })
+    }
+
+    /// Whether the model must go on: the completion rules answered its
+    /// final answer with a nudge and no call waits.
+    pub fn nudged(&self) -> bool {
+        match self.messages.last() {
+            Some(Message::User { content }) | Some(Message::Tool { content, .. }) => {
+                content.starts_with(super::completion::NUDGE) && self.pending_calls().is_empty()
+            }
+            _ => false,
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, Tool, ToolError, ToolOutput};
+use super::{parse_args, string_arg, Subject, Tool, ToolError, ToolOutput, Touch};
 use crate::store::{ArtifactType, Lifecycle, Origin};
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
@@ -52,6 +52,7 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Reads(Subject::Artifact(id))),
         persists: None,
         call: |args, ctx| {
             let a: RefArgs = parse_args("get_artifact", args)?;
@@ -87,6 +88,7 @@ tool! {
         parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
         read_only: false,
         approval: true,
+        touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Writes(Subject::Artifact(id))),
         persists: None,
         call: |args, ctx| {
             let a: RefArgs = parse_args("delete_artifact", args)?;

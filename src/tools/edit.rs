@@ -165,6 +165,14 @@ impl Tool for EditTool {
     fn edit_kind(&self) -> Option<EditKind> {
         Some(self.kind)
     }
+    fn touches(&self, args: &Value) -> Option<super::Touch> {
+        let id = super::string_arg(args, &["id", "section_id", "artifact_id", "target"])?;
+        Some(super::Touch::Writes(if self.kind.section {
+            super::Subject::Section(id)
+        } else {
+            super::Subject::Artifact(id)
+        }))
+    }
     async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let plan = plan(self.name, self.kind, args, ctx).await?;
         Ok(ToolOutput::text(plan.apply(ctx, self.name, None).await?))

@@ -15,6 +15,7 @@ macro_rules! tool {
             approval: $approval:expr,
             $(group: $group:expr,)?
             $(heavy: $heavy:expr,)?
+            $(touches: |$targs:ident| $touches:expr,)?
             persists: $persists:expr,
             call: |$args:ident, $ctx:ident| $body:block
         }
@@ -47,6 +48,9 @@ macro_rules! tool {
             }
             $(fn heavy_result(&self) -> bool {
                 $heavy
+            })?
+            $(fn touches(&self, $targs: &serde_json::Value) -> Option<$crate::tools::Touch> {
+                $touches
             })?
             async fn call(
                 &self,
@@ -200,6 +204,48 @@ pub struct ToolInfo {
     pub needs_approval_by_default: bool,
 }
 
+/// Something a call reads or writes, as the agent's tracked facts name it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum Subject {
+    Section(String),
+    Artifact(String),
+    Project(String),
+    Outline(String),
+    /// Every project's outline (a plot write that names no project).
+    AnyOutline,
+    /// A web search, by its query (lowercase, single spaces).
+    Search(String),
+    Page(String),
+}
+
+impl Subject {
+    /// Whether a write of `self` changes what a read of `read` saw.
+    pub fn covers(&self, read: &Subject) -> bool {
+        self == read
+            || matches!(
+                (self, read),
+                (Subject::AnyOutline, Subject::Outline(_)) | (Subject::Outline(_), Subject::AnyOutline)
+            )
+    }
+}
+
+/// A call's effect on what the agent knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Touch {
+    Reads(Subject),
+    Writes(Subject),
+}
+
+/// The first of `keys` that `args` holds as a non-empty string.
+pub fn string_arg(args: &Value, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
 const KEPT_NOTE: &str = "\n\n(Kept as session artifact ";
 
 /// The line a kept tool result ends with: the artifact's id.
@@ -236,6 +282,10 @@ pub trait Tool {
     /// one as the last message lowers the compression threshold.
     fn heavy_result(&self) -> bool {
         false
+    }
+    /// What a call with `args` reads or writes (the agent's tracked facts).
+    fn touches(&self, _args: &Value) -> Option<Touch> {
+        None
     }
     /// For edit tools: what they edit, so a review can plan the change first.
     fn edit_kind(&self) -> Option<EditKind> {

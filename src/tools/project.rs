@@ -6,7 +6,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{parse_args, Tool, ToolContext, ToolError, ToolOutput};
+use super::{parse_args, string_arg, Subject, Tool, ToolContext, ToolError, ToolOutput, Touch};
 use crate::store::{ArtifactType, Origin, PlotItem};
 
 pub fn tools() -> Vec<Rc<dyn Tool>> {
@@ -73,6 +73,7 @@ tool! {
         parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
         read_only: true,
         approval: false,
+        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Project(id))),
         persists: Some(ArtifactType::ProjectData),
         call: |args, ctx| {
             let a: ProjectArgs = parse_args("get_project", args)?;
@@ -97,6 +98,7 @@ tool! {
         parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
         read_only: true,
         approval: false,
+        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Outline(id))),
         persists: Some(ArtifactType::ProjectData),
         call: |args, ctx| {
             let a: ProjectArgs = parse_args("get_outline", args)?;
@@ -122,6 +124,7 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        touches: |a| string_arg(a, &["section_id", "id", "chapter_id"]).map(|id| Touch::Reads(Subject::Section(id))),
         persists: Some(ArtifactType::ProjectData),
         call: |args, ctx| {
             let a: SectionArgs = parse_args("get_manuscript", args)?;
@@ -151,6 +154,7 @@ tool! {
         read_only: false,
         approval: false,
         group: super::ToolGroup::Plot,
+        touches: |a| Some(Touch::Writes(string_arg(a, &["project_id"]).map_or(Subject::AnyOutline, Subject::Outline))),
         persists: None,
         call: |args, ctx| {
             let a: AddPlotArgs = parse_args("add_plot_item", args)?;
@@ -184,6 +188,7 @@ tool! {
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,
+        touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         persists: None,
         call: |args, ctx| {
             let a: UpdatePlotArgs = parse_args("update_plot_item", args)?;
@@ -215,6 +220,7 @@ tool! {
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,
+        touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         persists: None,
         call: |args, ctx| {
             let a: MovePlotArgs = parse_args("move_plot_item", args)?;
@@ -243,6 +249,7 @@ tool! {
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,
+        touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         persists: None,
         call: |args, ctx| {
             #[derive(Deserialize)]

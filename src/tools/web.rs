@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{parse_args, Tool, ToolError, ToolOutput};
+use super::{parse_args, string_arg, Subject, Tool, ToolError, ToolOutput, Touch};
 use crate::cancel::CancelToken;
 use crate::context::untrusted::{cap_for_model, fence};
 use crate::store::ArtifactType;
@@ -131,6 +131,7 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        touches: |a| string_arg(a, &["query"]).map(|q| Touch::Reads(Subject::Search(q.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")))),
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
             let a: SearchArgs = parse_args("web_search", args)?;
@@ -156,6 +157,7 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        touches: |a| string_arg(a, &["url"]).map(|u| Touch::Reads(Subject::Page(u))),
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
             #[derive(Deserialize)]

@@ -95,6 +95,10 @@ export type AgentEvent =
   | { type: "info"; name: "search_optimized"; data: { from: string[]; query: string } }
   | { type: "info"; name: "changed"; data: { tool: string; target: EditTarget } }
   | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } }
+  /** An early final answer broke the strategy's completion rule; the model was told what is missing. */
+  | { type: "info"; name: "nudged"; data: { rule: "read_first" | "needs_sources" } }
+  /** What the session knows before a model call: local reads, web searches and pages, changes made. */
+  | { type: "facts"; reads: number; web: number; changes: number }
   /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
   | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
   /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */

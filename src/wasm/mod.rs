@@ -28,7 +28,7 @@ export type AtelierErrorCode =
   | "not_configured" | "upstream_unavailable" | "rate_limited" | "auth" | "context_too_long" | "bad_request"
   | "malformed_response" | "structured_output_refused" | "recursion_limit" | "invalid_graph" | "nothing_to_resume"
   | "unknown_route" | "no_such_checkpoint" | "invalid_state" | "busy" | "review_pending"
-  | "conflict" | "reload_required" | "blocked" | "tool_loop" | "not_running" | "context_overflow";
+  | "conflict" | "reload_required" | "blocked" | "tool_loop" | "not_running" | "context_overflow" | "incomplete";
 "#;
 
 /// Runs when the module is instantiated: panics (which bad input must never

@@ -75,6 +75,7 @@ let agent: Agent;
 let running: AbortController | null = null;
 let phase = "idle";
 let activeTool: string | null = null;
+let known: { reads: number; web: number; changes: number } | null = null;
 let currentSection: ManuscriptSection | null = null;
 /** The chapter text has edits that are not saved yet: nothing overwrites them. */
 let dirty = false;
@@ -115,7 +116,12 @@ function showArtifact(id: string): void {
 
 function showStatus(): void {
   const label = phase === "idle" && reviewing ? "waiting for your review" : phase;
-  ui.status.textContent = activeTool ? `${label} · ${activeTool}` : label;
+  const parts = [label];
+  if (activeTool) parts.push(activeTool);
+  if (known && phase !== "idle" && known.reads + known.web + known.changes > 0) {
+    parts.push(`knows ${known.reads} read${known.reads === 1 ? "" : "s"}, ${known.web} web source${known.web === 1 ? "" : "s"}, ${known.changes} change${known.changes === 1 ? "" : "s"}`);
+  }
+  ui.status.textContent = parts.join(" · ");
   ui.status.dataset.phase = phase;
 }
 
@@ -211,6 +217,7 @@ function errorText(e: unknown): string {
   if (code === "context_overflow") return "The conversation no longer fits the model's context window: start a new session, turn some artifacts off, or raise contextWindow in the settings if your model has a larger one.";
   if (code === "context_too_long") return "The conversation is too long for the model: start a new session or turn some artifacts off.";
   if (code === "not_running") return "The agent had already finished: send your message again as a new one.";
+  if (code === "incomplete") return "The agent kept trying to finish without doing what the task needs (reading the chapter, or searching when you asked for a search), so the run was stopped: try again, or say what it should read.";
   if (code === "tool_loop") return "The agent kept repeating the same steps, so the run was stopped: rephrase the request, or give it what it seems to be missing.";
   if (code === "recursion_limit") return "The agent took too many steps without finishing: rephrase the request or break it into smaller ones.";
   if (code === "auth") return "The proxy (or the LLM behind it) refused the credentials: if the proxy asks for a client token, enter it under Settings.";
@@ -248,6 +255,9 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
           void refreshArtifacts();
         } else if (event.type === "warning") {
           showBanner(event.message);
+        } else if (event.type === "facts") {
+          known = { reads: event.reads, web: event.web, changes: event.changes };
+          showStatus();
         } else if (event.type === "compressed") {
           const notice = document.createElement("p");
           notice.className = "notice compressed";
@@ -279,6 +289,7 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
     running = null;
     phase = "idle";
     activeTool = null;
+    known = null;
     showStatus();
     ui.send.disabled = false;
     ui.interject.hidden = true;

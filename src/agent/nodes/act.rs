@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::super::events::{AgentEvent, ArtifactChange, Ctx, Emit};
+use super::super::facts::{self, Facts};
 use super::super::loop_guard;
 use super::super::outbound::{self, OutboundHold};
 use super::super::state::{AgentState, AgentUpdate, Phase};
@@ -16,7 +17,7 @@ use super::search::merge_searches;
 use crate::graph::{Node, NodeError};
 use crate::llm::{Message, ToolCall};
 use crate::store::{Receipt, ReceiptOutcome};
-use crate::tools::ToolContext;
+use crate::tools::{ToolContext, Touch};
 
 pub(in crate::agent) fn tool_context(env: &AgentEnv, ctx: &Ctx<'_>) -> ToolContext {
     let settings = env.settings.borrow();
@@ -190,6 +191,47 @@ async fn run_reads(
     Ok(())
 }
 
+/// The answer for a read the session already knows, if its fact holds: a
+/// web search or page is not fetched again (its artifact keeps it); local
+/// data (a chapter, an artifact, an outline) is read again to check that it
+/// is unchanged, and the model is not sent the same text twice. A fact whose
+/// local result was summarised away is no answer: the call runs.
+async fn known(
+    env: &AgentEnv,
+    ctx: &Ctx<'_>,
+    facts: &Facts,
+    upto: usize,
+    call: &ToolCall,
+    args: &Value,
+) -> Option<String> {
+    let tool = env.tools.get(&call.function.name)?;
+    let Some(Touch::Reads(subject)) = tool.touches(args) else { return None };
+    let fact = facts.about(&subject)?;
+    let visible = fact.at >= upto;
+    if facts::local(&subject) {
+        if !visible {
+            return None;
+        }
+        let now = tool.call(args, &tool_context(env, ctx)).await.ok()?;
+        (now.model_text() == fact.result).then(|| facts::known_answer(fact, true))
+    } else {
+        (visible || fact.artifact.is_some()).then(|| facts::known_answer(fact, visible))
+    }
+}
+
+/// Whether `call` is a web read the session already knows (answered
+/// without the network).
+fn web_known(env: &AgentEnv, facts: &Facts, upto: usize, call: &ToolCall) -> bool {
+    let Some(tool) = env.tools.get(&call.function.name) else { return false };
+    let Ok(args) = parse_arguments(call) else { return false };
+    match tool.touches(&args) {
+        Some(Touch::Reads(subject)) if !facts::local(&subject) => {
+            facts.about(&subject).is_some_and(|f| f.at >= upto || f.artifact.is_some())
+        }
+        _ => false,
+    }
+}
+
 /// Runs the pending tool calls up to the first one that needs approval.
 pub struct Tools(pub Rc<AgentEnv>);
 
@@ -200,7 +242,11 @@ impl Node<AgentState> for Tools {
         ctx.phase(Phase::Researching);
         let pending: Vec<ToolCall> =
             state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
-        let merged_search = merge_searches(env, state, &pending, ctx).await?;
+        let facts = facts::derive(&state.messages, &env.tools);
+        let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
+        // Searches the session already made are not optimised again.
+        let fresh: Vec<ToolCall> = pending.iter().filter(|c| !web_known(env, &facts, upto, c)).cloned().collect();
+        let merged_search = merge_searches(env, state, &fresh, ctx).await?;
         // Calls of this step that ran before a crash are not run again.
         let receipts = env
             .db
@@ -251,6 +297,14 @@ impl Node<AgentState> for Tools {
                     continue;
                 }
                 loop_guard::Verdict::Stop(reason) => return Err(NodeError::failed("tool_loop", reason)),
+            }
+            // A read whose fact holds is answered from it, not run again.
+            if let Ok(args) = parse_arguments(call) {
+                if let Some(answer) = known(env, ctx, &facts, upto, call, &args).await {
+                    run_reads(env, ctx, &mut reads, width, &mut out).await?;
+                    out.answer(call, answer);
+                    continue;
+                }
             }
             let args = match (&merged_search, call.function.name.as_str()) {
                 (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),

@@ -6,17 +6,17 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::super::events::{AgentEvent, Ctx, Emit};
+use super::super::events::{AgentEvent, Ctx, Emit, Info};
 use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
 use super::super::AgentEnv;
 use super::compact::{compact, last_is_heavy, CompactError};
 use super::llm_failure;
 use super::request::{interjections, RequestParts};
-use crate::agent::compress;
+use crate::agent::{completion, compress, facts};
 use crate::context::summarize_arguments;
 use crate::context::untrusted::{defuse_fences, FenceGuard};
 use crate::graph::{Node, NodeError};
-use crate::llm::{Delta, ToolCall};
+use crate::llm::{Delta, Message, ToolCall};
 use crate::tools::ToolRegistry;
 
 /// The visible Markdown for a tool call: thoughts, plans and tool chips as
@@ -60,6 +60,11 @@ async fn call_model(
     let mut request = parts.request(&settings.main_model, &state.messages, compaction.as_ref());
     let mut estimate = crate::llm::estimate_request(&request);
     let heavy = last_is_heavy(env, state, window);
+    let facts = facts::derive(&state.messages, &env.tools);
+    if with_tools {
+        let (reads, web, changes) = facts.counts();
+        ctx.emit(AgentEvent::Facts { reads, web, changes });
+    }
     if let Some(reason) = compress::decide(estimate, window, heavy, calls_since, &settings.compression) {
         match compact(env, state, ctx, &parts, reason).await {
             Ok(Some(done)) => {
@@ -131,8 +136,35 @@ async fn call_model(
             cached_tokens: usage.cached_tokens,
         });
     }
+    // Completion rules: an early final answer is not accepted.
+    let mut nudge = Vec::new();
+    if with_tools {
+        let calls = outcome.message.tool_calls();
+        let finishing = calls.is_empty() || calls.iter().any(|c| c.function.name == "respond");
+        if let Some(rule) = finishing.then(|| completion::unmet(strategy, state, &facts)).flatten() {
+            if completion::nudges(state) >= completion::MAX_NUDGES {
+                return Err(NodeError::failed(
+                    "incomplete",
+                    format!(
+                        "the model tried to finish {} times without doing what the task needs ({}); the run was \
+                         stopped",
+                        completion::MAX_NUDGES + 1,
+                        rule.nudge().trim_start_matches(completion::NUDGE).trim()
+                    ),
+                ));
+            }
+            ctx.info(Info::Nudged { rule });
+            if calls.is_empty() {
+                nudge.push(Message::user(rule.nudge()));
+            }
+            for call in calls.iter().filter(|c| c.function.name == "respond") {
+                nudge.push(Message::tool(call.id.clone(), rule.nudge()));
+            }
+        }
+    }
     let mut messages = parts.into_interjected();
     messages.push(outcome.message);
+    messages.extend(nudge);
     Ok(AgentUpdate {
         messages,
         interjections: interjection_ids,

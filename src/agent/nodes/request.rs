@@ -5,6 +5,7 @@
 
 use super::super::compress::Compaction;
 use super::super::events::{Ctx, Emit};
+use super::super::facts;
 use super::super::prompts;
 use super::super::state::{AgentState, Strategy};
 use super::super::AgentEnv;
@@ -102,6 +103,10 @@ impl RequestParts {
             },
             if settings.long_term_memory { "on" } else { "off" }
         ));
+        if with_tools {
+            let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
+            tail.extend(facts::derive(&state.messages, &env.tools).render(upto));
+        }
         if state.used_tools() {
             tail.push(prompts::ANSWER_RULES.to_owned());
         }

@@ -60,6 +60,16 @@ fn calls(list: &[(&str, Value)]) -> Step {
     ))
 }
 
+/// Every message text of every request, joined.
+fn requests_text(h: &Harness) -> String {
+    h.model
+        .requests()
+        .iter()
+        .flat_map(|r| r.messages.iter().map(|m| m.text().to_owned()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Whether `request` is one of the compression sub-agent's.
 fn is_compression(request: &ChatRequest) -> bool {
     matches!(request.messages.first(), Some(Message::System { content }) if content == compress::PROMPT)
@@ -184,6 +194,7 @@ fn writing_setup(h: &Harness) -> (String, String) {
 fn edit_script(section: &str) -> Vec<Step> {
     vec![
         json_reply(json!({"strategy": "writing", "reasoning": "manuscript edit"})),
+        calls(&[("get_manuscript", json!({"section_id": section}))]),
         calls(&[(
             "edit_manuscript",
             json!({"section_id": section, "edits": [{"search": "吾輩は猫である。", "replace": "吾輩は犬である。"}]}),
@@ -245,6 +256,7 @@ fn a_failed_edit_returns_adits_error_to_the_model_without_a_review() {
     let h = harness(vec![]);
     let (_, section) = writing_setup(&h);
     h.model.push(json_reply(json!({"strategy": "writing", "reasoning": "edit"})));
+    h.model.push(calls(&[("get_manuscript", json!({"section_id": section}))]));
     h.model.push(calls(&[(
         "edit_manuscript",
         json!({"section_id": section, "edits": [{"search": "吾輩は鳥である。\n", "replace": "x\n"}]}),
@@ -688,6 +700,7 @@ fn one_run_per_session_at_a_time_the_second_is_busy() {
 fn insertion_script(section: &str) -> Vec<Step> {
     vec![
         json_reply(json!({"strategy": "writing", "reasoning": "manuscript edit"})),
+        calls(&[("get_manuscript", json!({"section_id": section}))]),
         calls(&[(
             "edit_manuscript",
             json!({"section_id": section, "edits": [{"search": "吾輩は猫である。", "replace": "吾輩は猫である。にゃあ。"}]}),
@@ -777,7 +790,7 @@ fn a_rejection_stays_rejected_after_a_crash_and_the_next_turn_is_well_formed() {
     assert_eq!(next.status, RunStatus::Completed, "{}", next.content);
     let state = block_on(second.agent.state("s1")).unwrap().unwrap();
     assert!(state.pending_calls().is_empty());
-    let answered = state.messages.iter().find_map(|m| match m {
+    let answered = state.messages.iter().rev().find_map(|m| match m {
         Message::Tool { content, .. } => Some(content.clone()),
         _ => None,
     });
@@ -939,7 +952,9 @@ fn a_forgetful_model_reads_twice_is_told_on_the_third_and_stopped_before_the_rec
     let err = block_on(h.agent.send("s1", "第一章を読んで", events_into(&events))).unwrap_err();
     assert_eq!(err.code, "tool_loop", "{err:?}");
     let reads = block_on(h.db.artifacts("s1")).unwrap().iter().filter(|a| a.title.contains("第一章")).count();
-    assert_eq!(reads, 2, "two real reads; the repeats were not executed");
+    assert_eq!(reads, 1, "one real read: the repeats were answered from the tracked fact, the third refused");
+    let known = requests_text(&h).matches(crate::agent::facts::KNOWN).count();
+    assert!(known >= 1, "the repeat was told it is already known");
     let requests = h.model.requests();
     let told =
         requests.iter().flat_map(|r| r.messages.iter()).any(|m| m.text().contains("third call of get_manuscript"));
@@ -1168,4 +1183,5 @@ fn a_request_the_context_window_cannot_hold_is_not_sent() {
     assert!(err.message.contains("contextWindow"), "{}", err.message);
     assert_eq!(h.model.requests().len(), 1, "only the router's small call went out");
 }
+mod facts;
 mod long_session;

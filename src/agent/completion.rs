@@ -1,0 +1,115 @@
+//! Completion rules per strategy (seed 002): a run may not finish before it
+//! has done what its strategy needs. An early final answer gets a nudge (a
+//! message saying what is missing) and the loop goes on; after
+//! [`MAX_NUDGES`] the run ends with code `incomplete`.
+//!
+//! - Writing: the answer must rest on the person's project: something of it
+//!   (a chapter, the outline, the project) was read in this session and is
+//!   still valid, and every chapter the turn changed was read before.
+//! - Research: when the person asked for a search, at least one source (a
+//!   search or an opened page) is known.
+
+use super::facts::Facts;
+use super::state::{AgentState, Strategy};
+use crate::llm::Message;
+use crate::tools::Subject;
+
+/// The first words of a nudge (user message or `respond` result).
+pub const NUDGE: &str = "Not finished yet:";
+
+/// Nudges in one run before it ends with `incomplete`.
+pub const MAX_NUDGES: usize = 2;
+
+/// Words that ask for a web search, in English and Japanese.
+const SEARCH_WORDS: &[&str] = &[
+    "search",
+    "look up",
+    "look it up",
+    "google",
+    "find out",
+    "latest",
+    "news",
+    "sources",
+    "検索",
+    "調べ",
+    "最新",
+    "ニュース",
+];
+
+/// Which rule an early answer broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Writing without having read the project.
+    ReadFirst,
+    /// Research asked for a search and has no source.
+    NeedsSources,
+}
+
+impl Rule {
+    /// The nudge the model gets.
+    pub fn nudge(self) -> String {
+        match self {
+            Rule::ReadFirst => format!(
+                "{NUDGE} you have not read the person's project in this session. Read what the request is about \
+                 (get_outline, get_manuscript, get_project) before answering; never invent its content."
+            ),
+            Rule::NeedsSources => format!(
+                "{NUDGE} the person asked for a search and you have no source yet. Search the web (web_search) or open \
+                 a page before answering, and cite what you found."
+            ),
+        }
+    }
+}
+
+/// The person's words of this turn.
+fn asked(state: &AgentState) -> String {
+    state
+        .turn()
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { content } if !content.starts_with(NUDGE) => Some(content.to_lowercase()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The rule a final answer now would break, if any.
+pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Rule> {
+    match strategy {
+        Strategy::Writing => {
+            let read_project = facts
+                .known
+                .iter()
+                .any(|f| matches!(f.subject, Subject::Section(_) | Subject::Outline(_) | Subject::Project(_)));
+            // A chapter changed this turn must have been read before (the
+            // change itself made that read stale).
+            let changed_unread = facts
+                .writes
+                .iter()
+                .any(|w| w.at >= state.turn_start && matches!(w.subject, Subject::Section(_)) && !w.read_before);
+            let wrote_this_turn = facts.writes.iter().any(|w| w.at >= state.turn_start);
+            (changed_unread || (!read_project && !wrote_this_turn)).then_some(Rule::ReadFirst)
+        }
+        Strategy::GeneralAgent => {
+            let words = asked(state);
+            let wants_search = SEARCH_WORDS.iter().any(|w| words.contains(w));
+            let sources = facts.known.iter().any(|f| matches!(f.subject, Subject::Search(_) | Subject::Page(_)));
+            (wants_search && !sources).then_some(Rule::NeedsSources)
+        }
+        Strategy::ChatOnly => None,
+    }
+}
+
+/// Nudges already given in this run.
+pub fn nudges(state: &AgentState) -> usize {
+    state
+        .turn()
+        .iter()
+        .filter(|m| match m {
+            Message::User { content } | Message::Tool { content, .. } => content.starts_with(NUDGE),
+            _ => false,
+        })
+        .count()
+}
