@@ -112,8 +112,12 @@ async fn research_becomes_an_artifact_that_can_be_toggled_out() {
     assert_eq!(search["body"]["query"], "Rust 2024 edition release");
     let answer_with_artifact = requests.iter().filter(|r| r["path"] != "/search").nth(3).unwrap().to_string();
     assert!(answer_with_artifact.contains(&id), "the answering call saw the artifact");
-    let last = requests.last().unwrap().to_string();
-    assert!(!last.contains(&id), "after the toggle the artifact is left out");
+    // The conversation is append-only (the earlier result stays as it was
+    // sent); the index no longer offers the artifact and says it is gone.
+    let last = requests.last().unwrap();
+    let tail = last["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(!tail.contains(&format!("[ID: {id}]")), "after the toggle the artifact is left out of the index: {tail}");
+    assert!(tail.contains("No longer available") && tail.contains(&id), "{tail}");
 }
 
 #[wasm_bindgen_test]
@@ -127,6 +131,7 @@ async fn a_review_waits_for_approval_across_a_reload() {
     let s = store.add_section(&p.id, None, "一", "\u{3000}雨が降っていた。\n").await.unwrap();
     script(json!([
         { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"edit\"}" },
+        { "type": "tool_calls", "calls": [{ "name": "get_manuscript", "arguments": { "section_id": s.id } }] },
         { "type": "tool_calls", "calls": [{ "name": "edit_manuscript", "arguments": { "section_id": s.id, "edits": [{ "search": "雨", "replace": "雪" }] } }] },
         { "type": "text", "text": "雪にしました。" }
     ]))

@@ -248,6 +248,8 @@ async function scenarios(browser) {
 
   let sectionId = "";
   const original = "\u3000雨が降っていた。\n\u3000傘はなかった。\n";
+  // The writing strategy reads the chapter before it may finish (completion rule).
+  const readCall = () => ({ type: "tool_calls", calls: [{ name: "get_manuscript", arguments: { section_id: sectionId } }] });
   const editCall = () => ({ type: "tool_calls", calls: [{ name: "edit_manuscript", arguments: { section_id: sectionId, edits: [{ search: "雨が降っていた。", replace: "雪が降っていた。" }] } }] });
 
   await check("3. an edit opens the review with the diff; reject keeps, approve changes, undo restores byte for byte", async () => {
@@ -261,7 +263,7 @@ async function scenarios(browser) {
     sectionId = await page.locator("#chapter-text").getAttribute("data-section-id");
     const before = await chapterText();
 
-    await script([routed("writing"), editCall(), { type: "text", text: "わかりました。雨のままにします。" }]);
+    await script([routed("writing"), readCall(), editCall(), { type: "text", text: "わかりました。雨のままにします。" }]);
     await say("第一章の雨を雪にして");
     await page.waitForSelector("dialog#review[open]");
     const diff = await page.locator("#review-diff").textContent();
@@ -274,7 +276,7 @@ async function scenarios(browser) {
     const lastTool = (await requests()).at(-1).body.messages.filter((m) => m.role === "tool").at(-1);
     assert(lastTool.content === "Rejected by the user: 雨のほうがいい", `tool result: ${lastTool.content}`);
 
-    await script([routed("writing"), editCall(), { type: "text", text: "雪にしました。" }]);
+    await script([routed("writing"), readCall(), editCall(), { type: "text", text: "雪にしました。" }]);
     await say("やっぱり雪にして");
     await page.waitForSelector("dialog#review[open]");
     await page.getByRole("button", { name: "Approve" }).click();
@@ -300,7 +302,7 @@ async function scenarios(browser) {
   });
 
   await check("5. a reload keeps artifacts, the manuscript and a pending review, which can still be approved", async () => {
-    await script([routed("writing"), editCall(), { type: "text", text: "雪にしました。" }]);
+    await script([routed("writing"), readCall(), editCall(), { type: "text", text: "雪にしました。" }]);
     await say("雪にして");
     await page.waitForSelector("dialog#review[open]");
     await page.reload();
@@ -317,7 +319,7 @@ async function scenarios(browser) {
 
   await check("5c. approved, then reloaded while the model's next answer is held: the edit is in the text once, no review comes back, Continue finishes the turn", async () => {
     const meow = { type: "tool_calls", calls: [{ name: "edit_manuscript", arguments: { section_id: sectionId, edits: [{ search: "傘はなかった。", replace: "傘はなかった。にゃあ。" }] } }] };
-    await script([routed("writing"), meow, { type: "hold", first: "", rest: "鳴かせました。" }]);
+    await script([routed("writing"), readCall(), meow, { type: "hold", first: "", rest: "鳴かせました。" }]);
     await say("猫に鳴かせて");
     await page.waitForSelector("dialog#review[open]");
     const asked = (await requests()).length;
@@ -460,7 +462,7 @@ async function scenarios(browser) {
     assert((await page.locator(".turn.person").count()) === turns + 1, "Enter sent it");
 
     const rewrite = { type: "tool_calls", calls: [{ name: "update_manuscript", arguments: { section_id: sectionId, content: "\u3000全部書き直した。\n" } }] };
-    await script([routed("writing"), rewrite, { type: "text", text: "そのままにします。" }]);
+    await script([routed("writing"), readCall(), rewrite, { type: "text", text: "そのままにします。" }]);
     await say("全部書き直して");
     await page.waitForSelector("dialog#review[open]");
     await page.keyboard.press("Escape");
