@@ -451,6 +451,7 @@ async fn a_pending_review_survives_a_reload_and_can_be_approved() {
     let s = db.add_section(&p.id, None, "一", "\u{3000}吾輩は猫である。\n").await.unwrap();
     let model = ScriptedModel::new([
         Step::Reply(ChatOutcome::text(r#"{"strategy":"writing","reasoning":"edit"}"#)),
+        Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new("c0", "get_manuscript", &json!({"section_id": s.id}))])),
         Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
             "c1",
             "edit_manuscript",
@@ -497,22 +498,33 @@ async fn large_tool_results_are_stored_once_and_read_back_whole_after_a_reload()
     let (backend, _db) = open(&db_name).await;
     let url = "https://long.example/page";
     let text = "長い頁。".repeat(20_000);
-    let page = || atelier_agent::tools::WebPage { url: url.into(), title: "Long".into(), markdown: text.clone() };
+    // Two pages (a page read again would be answered from the tracked fact).
+    let page = |n: u32| atelier_agent::tools::WebPage {
+        url: format!("{url}?n={n}"),
+        title: "Long".into(),
+        markdown: text.clone(),
+    };
     let turn = |n: u32| {
         vec![
             Step::Reply(ChatOutcome::text(r#"{"strategy":"general_agent","reasoning":"read"}"#)),
             Step::Reply(ChatOutcome::tool_calls(vec![ToolCall::new(
                 format!("o{n}"),
                 "open_url",
-                &json!({"url": url}),
+                &json!({"url": format!("{url}?n={n}")}),
             )])),
             Step::Reply(ChatOutcome::text("Read.")),
         ]
     };
-    let agent = agent_with_pages(backend.clone(), ScriptedModel::new(turn(1).into_iter().chain(turn(2))), vec![page()]);
+    let agent = agent_with_pages(
+        backend.clone(),
+        ScriptedModel::new(turn(1).into_iter().chain(turn(2))),
+        vec![page(1), page(2)],
+    );
+    // Storage is measured here, not compression (two capped pages fit the window).
+    agent.env().settings.borrow_mut().compression.enabled = false;
     let options = SendOptions { agent_mode: true, ..SendOptions::default() };
-    for _ in 0..2 {
-        let done = agent.send("session", &format!("Read {url}"), options.clone()).await.unwrap();
+    for n in 1..=2 {
+        let done = agent.send("session", &format!("Read {url}?n={n}"), options.clone()).await.unwrap();
         assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     }
     drop(agent);

@@ -5,7 +5,8 @@
 //!
 //! - Writing: the answer must rest on the person's project: something of it
 //!   (a chapter, the outline, the project) was read in this session and is
-//!   still valid, and every chapter the turn changed was read before.
+//!   still valid (or a delegate of this turn read it), and every chapter the
+//!   turn changed was read before.
 //! - Research: when the person asked for a search, at least one source (a
 //!   search or an opened page) is known.
 
@@ -90,6 +91,12 @@ pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Ru
                 .iter()
                 .any(|w| w.at >= state.turn_start && matches!(w.subject, Subject::Section(_)) && !w.read_before);
             let wrote_this_turn = facts.writes.iter().any(|w| w.at >= state.turn_start);
+            // A delegate that finished read its files on the agent's behalf.
+            let delegated = state
+                .turn()
+                .iter()
+                .any(|m| matches!(m, Message::Tool { content, .. } if content.starts_with(super::delegate::FINISHED)));
+            let read_project = read_project || delegated;
             (changed_unread || (!read_project && !wrote_this_turn)).then_some(Rule::ReadFirst)
         }
         Strategy::GeneralAgent => {

@@ -31,6 +31,9 @@ pub const NAME: &str = "delegate";
 /// The line a finished output (and the final summary) ends with.
 pub const MARKER: &str = "[[complete]]";
 
+/// The first words of a finished delegate's report.
+pub const FINISHED: &str = "Delegate finished";
+
 /// Most model calls one child makes.
 const MAX_CHILD_STEPS: usize = 8;
 
@@ -123,6 +126,44 @@ pub fn spec() -> ToolSpec {
             "budget": { "type": "integer", "description": "Token budget of the helper's requests." } },
             "required": ["task"] }),
     )
+}
+
+/// The tool as the registry lists it; the agent runs it (`run`), since a
+/// child needs the model, the events and the call's receipt.
+pub struct DelegateTool;
+
+#[async_trait::async_trait(?Send)]
+impl crate::tools::Tool for DelegateTool {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn spec(&self) -> ToolSpec {
+        spec()
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    /// An explore delegate only reads: independent ones run together.
+    fn reads_only(&self, args: &Value) -> bool {
+        args.get("kind").and_then(Value::as_str).unwrap_or("explore") == "explore"
+    }
+    /// A write set that overwrites an artifact asks first, as
+    /// `update_artifact` does; creating new ones does not.
+    fn needs_approval_for(&self, args: &Value) -> bool {
+        args.get("writes")
+            .and_then(Value::as_array)
+            .is_some_and(|w| w.iter().any(|w| w.get("target").and_then(Value::as_str).is_some_and(is_id)))
+    }
+    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
+        None
+    }
+    async fn call(
+        &self,
+        _args: &Value,
+        _ctx: &crate::tools::ToolContext,
+    ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
+        Err(crate::tools::ToolError::failed("invalid_state", "delegate runs in the agent"))
+    }
 }
 
 /// A read-set item as the child gets it.
@@ -273,8 +314,8 @@ pub struct Progress {
 pub fn report(progress: &Progress, summary: &str, complete: bool) -> String {
     let written: Vec<String> = progress.written.iter().map(|(t, id)| format!("{t} → artifact {id}")).collect();
     let mut out = format!(
-        "Delegate {}. Written: {}. Usage: {} prompt + {} completion tokens (budget {} per request).",
-        if complete { "finished" } else { "stopped before finishing (incomplete)" },
+        "{}. Written: {}. Usage: {} prompt + {} completion tokens (budget {} per request).",
+        if complete { FINISHED } else { "Delegate stopped before finishing (incomplete)" },
         if written.is_empty() { "nothing".to_owned() } else { written.join("; ") },
         progress.prompt_tokens,
         progress.completion_tokens,
@@ -318,7 +359,10 @@ fn child_tools(kind: Kind) -> Vec<ToolSpec> {
 pub enum Refusal {
     Aborted,
     /// A coded error the parent model gets.
-    Failed { code: &'static str, message: String },
+    Failed {
+        code: &'static str,
+        message: String,
+    },
 }
 
 fn refused(code: &'static str, message: impl Into<String>) -> Refusal {
@@ -407,7 +451,10 @@ pub async fn run(
             None => {
                 return Err(refused(
                     "busy",
-                    format!("delegate: {:?} is being written by another delegate; wait for it, or write elsewhere", w.target),
+                    format!(
+                        "delegate: {:?} is being written by another delegate; wait for it, or write elsewhere",
+                        w.target
+                    ),
                 ))
             }
         }
@@ -455,10 +502,9 @@ pub async fn run(
             Err(e) => return Err(refused(e.code(), format!("delegate: the helper's model call failed: {e}"))),
         };
         progress.prompt_tokens += outcome.usage.map_or(estimate, |u| u.prompt_tokens as usize);
-        progress.completion_tokens += outcome.usage.map_or_else(
-            || crate::llm::estimate_tokens(outcome.message.text()),
-            |u| u.completion_tokens as usize,
-        );
+        progress.completion_tokens += outcome
+            .usage
+            .map_or_else(|| crate::llm::estimate_tokens(outcome.message.text()), |u| u.completion_tokens as usize);
         let calls = outcome.message.tool_calls().to_vec();
         if calls.is_empty() {
             summary = outcome.message.text().to_owned();
@@ -478,7 +524,9 @@ pub async fn run(
         }
         // The step's progress, and its write if any, in one batch: a reload
         // resumes after it and never writes twice.
-        let started = |p: &Progress| Receipt::new(ctx.thread_id, key, ReceiptOutcome::Started, serde_json::to_string(p).unwrap_or_default());
+        let started = |p: &Progress| {
+            Receipt::new(ctx.thread_id, key, ReceiptOutcome::Started, serde_json::to_string(p).unwrap_or_default())
+        };
         match pending_write {
             Some(Output { target, id, title, content, unmarked }) => {
                 if unmarked {
@@ -573,7 +621,10 @@ async fn child_call(
             let target = a.get("target").and_then(Value::as_str).unwrap_or_default().trim().to_owned();
             let content = a.get("content").and_then(Value::as_str).unwrap_or_default();
             let Some(item) = args.writes.iter().find(|w| w.target.trim() == target) else {
-                return (format!("Error: {target:?} is not one of your outputs; you may write only those listed."), None);
+                return (
+                    format!("Error: {target:?} is not one of your outputs; you may write only those listed."),
+                    None,
+                );
             };
             let trimmed = content.trim_end();
             let unmarked = !trimmed.ends_with(MARKER);

@@ -34,6 +34,9 @@ pub enum AgentEvent {
     /// What the session knows before a model call (the status line):
     /// local reads, web searches and pages, and changes made.
     Facts { reads: usize, web: usize, changes: usize },
+    /// A `delegate` child's progress, under its call's chip: `started`,
+    /// `step`, `wrote`, `stopped`, then `done` or `incomplete`.
+    Delegate { call_id: String, phase: String, detail: String },
 }
 
 /// An artifact a tool result became.

@@ -12,6 +12,7 @@
 
 mod completion;
 pub mod compress;
+pub mod delegate;
 mod events;
 pub mod facts;
 mod loop_guard;
@@ -55,6 +56,16 @@ pub struct AgentEnv {
 }
 
 impl AgentEnv {
+    /// Whether this call asks the person first: the settings' per-tool
+    /// choice, else the tool's default for these arguments.
+    pub fn call_needs_approval(&self, call: &crate::llm::ToolCall) -> bool {
+        if let Some(choice) = self.settings.borrow().approvals.get(&call.function.name) {
+            return *choice;
+        }
+        let args = serde_json::from_str(&call.function.arguments).unwrap_or_default();
+        self.tools.get(&call.function.name).is_some_and(|t| t.needs_approval_for(&args))
+    }
+
     /// Whether `tool` asks the person first (settings override the default).
     pub fn needs_approval(&self, tool: &str) -> bool {
         self.settings
@@ -173,9 +184,7 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
             move |s: &AgentState| {
                 let pending = s.pending_calls();
                 match pending.first() {
-                    Some(call) if approval_env.needs_approval(&call.function.name) || s.held(call) => {
-                        "prepare_review".into()
-                    }
+                    Some(call) if approval_env.call_needs_approval(call) || s.held(call) => "prepare_review".into(),
                     Some(_) => "tools".into(),
                     None if s.responded() => after_tools(),
                     None => "agent".into(),
@@ -279,7 +288,8 @@ impl From<GraphError> for AgentError {
 
 impl Agent {
     /// An agent over `env`, checkpointing to `checkpointer`.
-    pub fn new(env: AgentEnv, checkpointer: Rc<dyn Checkpointer<AgentState>>) -> Agent {
+    pub fn new(mut env: AgentEnv, checkpointer: Rc<dyn Checkpointer<AgentState>>) -> Agent {
+        env.tools.register(Rc::new(delegate::DelegateTool));
         let env = Rc::new(env);
         let graph = build(&env);
         Agent { env, graph, checkpointer }

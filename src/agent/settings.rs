@@ -33,6 +33,8 @@ pub struct AgentSettings {
     pub context_window: usize,
     /// When the conversation is summarised to fit the window (seed 001).
     pub compression: CompressionSettings,
+    /// The model a `delegate` child runs on: "sub" (default) or "main".
+    pub delegation_model: String,
 }
 
 /// When and how much of the conversation the compression sub-agent
@@ -71,6 +73,7 @@ impl Default for AgentSettings {
             parallel_reads: 4,
             context_window: 32_768,
             compression: CompressionSettings::default(),
+            delegation_model: "sub".into(),
         }
     }
 }

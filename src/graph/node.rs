@@ -49,6 +49,14 @@ impl<'a, E> NodeContext<'a, E> {
     }
 }
 
+impl<'a, E> NodeContext<'a, E> {
+    /// A context outside any run (tests of a node's helpers): no events.
+    #[cfg(test)]
+    pub fn detached(thread_id: &'a str, cancel: &'a CancelToken) -> Self {
+        NodeContext { node: "detached", thread_id, step: 0, cancel, resume: None, events: None }
+    }
+}
+
 impl<E> NodeContext<'_, E> {
     /// Pauses the run for a person with `payload`; when the run is resumed
     /// the node runs again and this returns the resume value.

@@ -164,6 +164,37 @@ impl Db {
         Ok(artifact)
     }
 
+    /// A `delegate` child's output: creates artifact `id` (text, titled
+    /// `title`) or, when it exists in the session, overwrites it under its
+    /// lifecycle; in one batch with the child's progress `receipt`, so a
+    /// resumed child never writes twice. Undoable like the agent's edits.
+    pub async fn write_delegate_output(
+        &self,
+        session_id: &str,
+        id: &str,
+        title: &str,
+        content: &str,
+        receipt: &super::Receipt,
+    ) -> Result<()> {
+        let artifact = match self.get::<SessionArtifact>(ARTIFACTS, id).await? {
+            Some(stored) if stored.session_id == session_id => {
+                let mut next = stored.clone();
+                next.content = content.to_owned();
+                next.updated_at = platform::now_ms().max(stored.updated_at + 1.0);
+                check_replacement(&stored, &next)?;
+                next
+            }
+            Some(_) => return Err(StoreError::NotFound { store: ARTIFACTS.to_owned(), id: id.to_owned() }),
+            None => {
+                let mut created = new_artifact(session_id, ArtifactType::Text, title, content, Lifecycle::default());
+                created.id = id.to_owned();
+                created
+            }
+        };
+        let change = Change { store: ARTIFACTS, id: id.to_owned(), new: Some(to_value(ARTIFACTS, &artifact)?) };
+        self.change_all(vec![change], Some(Origin::Agent), "delegate_output", vec![receipt.write()?]).await
+    }
+
     /// Writes an artifact as given, if the stored one's lifecycle allows the
     /// new content (and the lifecycle itself is unchanged: only
     /// [`Db::set_artifact_lifecycle`] changes it).

@@ -272,6 +272,15 @@ pub trait Tool {
     fn needs_approval_by_default(&self) -> bool {
         false
     }
+    /// Whether this call (with `args`) only reads: it may run with the other
+    /// reads of its step. Most tools decide by name alone.
+    fn reads_only(&self, _args: &Value) -> bool {
+        self.read_only()
+    }
+    /// Whether this call asks the person first by default.
+    fn needs_approval_for(&self, _args: &Value) -> bool {
+        self.needs_approval_by_default()
+    }
     /// The group the settings show it in.
     fn group(&self) -> ToolGroup {
         ToolGroup::General
@@ -319,6 +328,12 @@ impl ToolRegistry {
         ToolRegistry { tools }
     }
 
+    /// Adds a tool (the agent adds the ones it runs itself, like `delegate`).
+    pub fn register(&mut self, tool: Rc<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+    }
+
     pub fn get(&self, name: &str) -> Option<&Rc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
     }
@@ -352,6 +367,7 @@ impl ToolRegistry {
 
 /// Tools for research (general_agent strategy).
 pub const RESEARCH_TOOLS: &[&str] = &[
+    "delegate",
     "web_search",
     "open_url",
     "current_time",
@@ -375,6 +391,7 @@ pub const RESEARCH_TOOLS: &[&str] = &[
 
 /// Tools for writing (writing strategy).
 pub const EDITORIAL_TOOLS: &[&str] = &[
+    "delegate",
     "list_projects",
     "get_project",
     "get_outline",

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
+use super::super::delegate;
 use super::super::events::{AgentEvent, ArtifactChange, Ctx, Emit};
 use super::super::facts::{self, Facts};
 use super::super::loop_guard;
@@ -64,6 +65,9 @@ pub(in crate::agent) async fn execute(
     let Some(tool) = env.tools.get(&call.function.name) else {
         return format!("Error: there is no tool named {:?}.", call.function.name).into();
     };
+    if call.function.name == delegate::NAME {
+        return run_delegate(env, call, key, &args, ctx, None).await;
+    }
     let tool_ctx = tool_context(env, ctx);
     let session = ctx.thread_id;
     let effects = !tool.read_only() && tool.persists_as().is_none();
@@ -107,6 +111,35 @@ pub(in crate::agent) async fn execute(
         }
     }
     executed
+}
+
+/// Runs (or resumes) a delegate: a `started` receipt first (the child
+/// keeps its progress in it), the report in a `done` one after.
+async fn run_delegate(
+    env: &AgentEnv,
+    call: &ToolCall,
+    key: &str,
+    args: &Value,
+    ctx: &Ctx<'_>,
+    progress: Option<delegate::Progress>,
+) -> Executed {
+    let session = ctx.thread_id;
+    if progress.is_none() {
+        let started = Receipt::new(session, key, ReceiptOutcome::Started, "");
+        if let Err(e) = env.db.record_receipt(&started).await {
+            return format!("Error: delegate was not run: {e}").into();
+        }
+    }
+    let content = match delegate::run(env, ctx, call, key, args, progress).await {
+        Ok(report) => report,
+        Err(delegate::Refusal::Aborted) => return "Error: the run was stopped.".to_owned().into(),
+        Err(delegate::Refusal::Failed { code, message }) => format!("Error: {message} [code: {code}]"),
+    };
+    let done = Receipt::new(session, key, ReceiptOutcome::Done, content.clone());
+    if let Err(e) = env.db.record_receipt(&done).await {
+        ctx.warning(format!("the outcome of delegate was not recorded: {e}"));
+    }
+    content.into()
 }
 
 /// The result a call's receipt stands for, given to the model instead of
@@ -241,7 +274,7 @@ impl Node<AgentState> for Tools {
         let env = &self.0;
         ctx.phase(Phase::Researching);
         let pending: Vec<ToolCall> =
-            state.pending_calls().into_iter().take_while(|c| !env.needs_approval(&c.function.name)).collect();
+            state.pending_calls().into_iter().take_while(|c| !env.call_needs_approval(c)).collect();
         let facts = facts::derive(&state.messages, &env.tools);
         let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
         // Searches the session already made are not optimised again.
@@ -281,8 +314,16 @@ impl Node<AgentState> for Tools {
             let key = state.call_key(call);
             if let Some(receipt) = receipts.get(&key) {
                 run_reads(env, ctx, &mut reads, width, &mut out).await?;
-                out.answer(call, replayed(receipt));
                 earlier.push(loop_guard::signature(call));
+                // A delegate cut off mid-way resumes from its progress.
+                if call.function.name == delegate::NAME && receipt.outcome == ReceiptOutcome::Started {
+                    let args = parse_arguments(call).unwrap_or_default();
+                    let progress = serde_json::from_str(&receipt.content).ok();
+                    let done = run_delegate(env, call, &key, &args, ctx, progress).await;
+                    out.record(call, done);
+                    continue;
+                }
+                out.answer(call, replayed(receipt));
                 continue;
             }
             let verdict = loop_guard::judge(refused, &earlier, call);
@@ -333,7 +374,7 @@ impl Node<AgentState> for Tools {
                     }
                 }
             }
-            if env.tools.get(&call.function.name).is_some_and(|t| t.read_only()) {
+            if env.tools.get(&call.function.name).is_some_and(|t| t.reads_only(&args)) {
                 reads.push(Gathered { call: call.clone(), key, args });
                 continue;
             }

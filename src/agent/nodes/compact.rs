@@ -23,14 +23,18 @@ pub(super) fn last_is_heavy(env: &AgentEnv, state: &AgentState, window: usize) -
     let Some(Message::Tool { tool_call_id, content }) = state.messages.last() else {
         return false;
     };
-    let by_tool = state
-        .messages
-        .iter()
-        .rev()
-        .flat_map(|m| m.tool_calls())
-        .find(|c| c.id == *tool_call_id)
-        .and_then(|c| env.tools.get(&c.function.name))
-        .is_some_and(|tool| tool.heavy_result());
+    // A heavy tool's result counts when it carries bulk (not an error, an
+    // "already known" answer or an empty page: a hundredth of the window).
+    let bulky = crate::llm::estimate_tokens(content) * 100 >= window;
+    let by_tool = bulky
+        && state
+            .messages
+            .iter()
+            .rev()
+            .flat_map(|m| m.tool_calls())
+            .find(|c| c.id == *tool_call_id)
+            .and_then(|c| env.tools.get(&c.function.name))
+            .is_some_and(|tool| tool.heavy_result());
     by_tool || compress::heavy_share(content, window)
 }
 

@@ -160,7 +160,7 @@ fn a_hundred_calls_with_large_results_stay_in_a_16k_window_and_keep_the_persons_
 fn a_compression_emits_its_reason_and_sizes_and_survives_a_reload() {
     let h = harness(vec![]);
     summarising(&h);
-    h.agent.env().settings.borrow_mut().context_window = 10_000;
+    h.agent.env().settings.borrow_mut().context_window = 12_000;
     let url = "https://big.example/a";
     let url2 = "https://big.example/b";
     h.web.pages.borrow_mut().push(page(url, &"Alpha beta gamma delta. ".repeat(300)));
@@ -196,7 +196,7 @@ fn a_compression_emits_its_reason_and_sizes_and_survives_a_reload() {
     assert!(state.messages.iter().filter(|m| matches!(m, Message::Tool { .. })).count() == 2);
     // The next turn (a reload: a fresh agent on the same storage) starts from it.
     let again = harness_on(h.backend.clone(), vec![]);
-    again.agent.env().settings.borrow_mut().context_window = 10_000;
+    again.agent.env().settings.borrow_mut().context_window = 12_000;
     play(&again, vec![json_reply(json!({"strategy": "chat_only", "reasoning": "x"})), text_step("Sure.")]);
     block_on(again.agent.send("s1", "Thanks", agent_on())).unwrap();
     let last = again.model.requests().pop().unwrap();
