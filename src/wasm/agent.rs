@@ -62,6 +62,8 @@ export interface AgentSettings {
   contextWindow: number;
   /** When the older conversation is summarised (a partial object changes only the fields it names). */
   compression: CompressionSettings;
+  /** The model a `delegate` child runs on: "sub" (default) or "main". */
+  delegationModel: "sub" | "main";
 }
 /** Context compression: before a main-model call, the sub model summarises all but the newest steps. */
 export interface CompressionSettings {
@@ -99,6 +101,8 @@ export type AgentEvent =
   | { type: "info"; name: "nudged"; data: { rule: "read_first" | "needs_sources" } }
   /** What the session knows before a model call: local reads, web searches and pages, changes made. */
   | { type: "facts"; reads: number; web: number; changes: number }
+  /** A delegate child's progress (callId: the delegate call's id; phase: started, step, wrote, stopped, done, incomplete). */
+  | { type: "delegate"; callId: string; phase: string; detail: string }
   /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
   | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
   /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */

@@ -255,6 +255,26 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
           void refreshArtifacts();
         } else if (event.type === "warning") {
           showBanner(event.message);
+        } else if (event.type === "delegate") {
+          // A delegate's steps, grouped per call under the turn's stream.
+          let box = turn.querySelector<HTMLDetailsElement>(`details.delegate[data-call="${CSS.escape(event.callId)}"]`);
+          if (!box) {
+            box = document.createElement("details");
+            box.className = "delegate";
+            box.dataset.call = event.callId;
+            box.open = true;
+            const summary = document.createElement("summary");
+            summary.textContent = `Delegate: ${event.detail}`;
+            box.append(summary, document.createElement("ol"));
+            body.after(box);
+          }
+          if (event.phase !== "started") {
+            const item = document.createElement("li");
+            item.dataset.phase = event.phase;
+            item.textContent = event.phase === "step" ? event.detail : `${event.phase}${event.detail ? `: ${event.detail}` : ""}`;
+            box.querySelector("ol")!.append(item);
+          }
+          if (event.phase === "done" || event.phase === "incomplete") box.dataset.state = event.phase;
         } else if (event.type === "facts") {
           known = { reads: event.reads, web: event.web, changes: event.changes };
           showStatus();

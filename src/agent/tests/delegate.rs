@@ -79,7 +79,7 @@ fn a_write_delegate_writes_its_output_and_the_parent_gets_ids_and_a_summary_only
     }
     assert!(serde_json::to_string(children[0]).unwrap().contains(head(&target_text, 60)), "the chapter fits whole");
     // The parent got the ids and the summary, not the child's transcript.
-    let parent = requests.iter().filter(|r| r.model == "main").next_back().unwrap();
+    let parent = requests.iter().rfind(|r| r.model == "main").unwrap();
     let result = parent
         .messages
         .iter()
@@ -127,7 +127,7 @@ fn unmarked_outputs_and_writes_outside_the_write_set_count_for_nothing() {
     block_on(h.agent.send("s1", "用語集を", agent_on())).unwrap();
     let titles: Vec<String> = block_on(h.db.artifacts("s1")).unwrap().into_iter().map(|a| a.title).collect();
     assert!(!titles.iter().any(|t| t == "Glossary" || t == "Secret notes"), "nothing written: {titles:?}");
-    let parent = h.model.requests().into_iter().filter(|r| r.model == "main").next_back().unwrap();
+    let parent = h.model.requests().into_iter().rfind(|r| r.model == "main").unwrap();
     let result = parent.messages.iter().map(|m| m.text().to_owned()).find(|t| t.starts_with("Delegate ")).unwrap();
     assert!(result.contains("incomplete") && result.contains("Glossary"), "{result}");
 }
@@ -154,7 +154,7 @@ fn a_read_set_beyond_the_budget_degrades_then_is_refused_and_every_child_request
     assert_eq!(children.len(), 1, "the second delegate was refused before any call");
     assert!(estimate_request(children[0]) <= 3000, "{}", estimate_request(children[0]));
     assert!(serde_json::to_string(children[0]).unwrap().contains("snippet of"), "whole texts became snippets");
-    let parent = requests.iter().filter(|r| r.model == "main").next_back().unwrap();
+    let parent = requests.iter().rfind(|r| r.model == "main").unwrap();
     let refusal = parent.messages.iter().rev().find(|m| matches!(m, Message::Tool { .. })).unwrap().text();
     assert!(refusal.starts_with("Error:") && refusal.contains("budget"), "{refusal}");
 }
@@ -240,7 +240,7 @@ fn a_reload_during_a_child_resumes_it_without_writing_twice() {
     assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     let notes = block_on(again.db.artifacts("s1")).unwrap().into_iter().filter(|a| a.title == "Notes").count();
     assert_eq!(notes, 1, "written once");
-    let resumed = again.model.requests().into_iter().find(|r| is_child(r)).expect("the child resumed");
+    let resumed = again.model.requests().into_iter().find(is_child).expect("the child resumed");
     assert!(resumed.messages.iter().any(|m| m.text() == "Written: Notes."), "it resumed after its write");
 }
 
