@@ -378,3 +378,53 @@ async fn two_agents_on_one_database_run_one_turn_per_session() {
 async fn log_requests() -> usize {
     control("/__log", json!({})).await["requests"].as_array().map_or(0, Vec::len)
 }
+
+#[wasm_bindgen_test]
+async fn a_delegate_writes_its_output_artifact_through_the_proxy() {
+    let db = format!("agent-{}", random_id());
+    let agent = open(&db).await;
+    let backend = std::rc::Rc::new(atelier_agent::store::IdbBackend::open(&db).await.unwrap());
+    let store = atelier_agent::store::Db::new(backend.clone());
+    let p = store.create_project("P", "").await.unwrap();
+    let s = store.add_section(&p.id, None, "一", "\u{3000}アキラは駅へ歩いた。\n").await.unwrap();
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"notes\"}" },
+        { "type": "tool_calls", "calls": [{ "name": "get_outline", "arguments": { "project_id": p.id } }] },
+        { "type": "tool_calls", "calls": [{ "name": "delegate", "arguments": {
+            "task": "Write the chapter summary", "kind": "write",
+            "reads": [{ "section": s.id, "purpose": "the chapter" }],
+            "writes": [{ "target": "Summary 1", "purpose": "two sentences" }] } }] },
+        { "type": "tool_calls", "calls": [{ "name": "write_output", "arguments": { "target": "Summary 1", "content": "アキラが駅へ歩く。\n[[complete]]" } }] },
+        { "type": "text", "text": "Summary written.\n[[complete]]" },
+        { "type": "text", "text": "要約を書きました。" }
+    ]))
+    .await;
+    let events = Array::new();
+    let sink = events.clone();
+    let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        sink.push(&e);
+    });
+    let opts = options(true);
+    Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<Function>()).unwrap();
+    let done = JsFuture::from(agent.send("s".into(), "第一章の要約を".into(), opts)).await.unwrap();
+    assert_eq!(prop(&done, "status").as_string().as_deref(), Some("completed"));
+    let artifacts: Array = JsFuture::from(agent.list_artifacts("s".into())).await.unwrap().unchecked_into();
+    let summary = artifacts.iter().find(|a| prop(a, "title").as_string().as_deref() == Some("Summary 1"));
+    let summary = summary.expect("the delegate's output is an artifact in IndexedDB");
+    assert_eq!(prop(&summary, "content").as_string().as_deref(), Some("アキラが駅へ歩く。"));
+    let phases: Vec<String> = events
+        .iter()
+        .filter(|e| prop(e, "type").as_string().as_deref() == Some("delegate"))
+        .map(|e| prop(&e, "phase").as_string().unwrap())
+        .collect();
+    assert_eq!(phases.first().map(String::as_str), Some("started"), "{phases:?}");
+    assert!(phases.contains(&"wrote".to_owned()) && phases.last().map(String::as_str) == Some("done"), "{phases:?}");
+    // The child's request went to the sub model and held only its file.
+    let log = control("/__log", json!({})).await;
+    let chats: Vec<&serde_json::Value> =
+        log["requests"].as_array().unwrap().iter().filter(|r| r["path"] != "/search").collect();
+    let child = chats.iter().find(|r| r["body"].to_string().contains("write_output")).expect("the child's request");
+    assert!(child["body"].to_string().contains("アキラは駅へ歩いた"), "its read set");
+    assert!(!child["body"].to_string().contains("get_outline"), "not the parent's conversation");
+    backend.close();
+}

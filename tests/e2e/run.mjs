@@ -371,6 +371,32 @@ async function scenarios(browser) {
     assert(await page.locator("#banner").isHidden(), "the refusal's notice goes once the person acted on it");
   });
 
+  await check("5e. a delegate's progress shows under the turn, and what it wrote is an artifact", async () => {
+    const delegateCall = { type: "tool_calls", calls: [{ name: "delegate", arguments: {
+      task: "第一章の要約を書く", kind: "write",
+      reads: [{ section: sectionId, purpose: "the chapter" }],
+      writes: [{ target: "第一章の要約", purpose: "two sentences" }] } }] };
+    await script([
+      routed("writing"),
+      readCall(),
+      delegateCall,
+      { type: "tool_calls", calls: [{ name: "write_output", arguments: { target: "第一章の要約", content: "雪が降る章。\n[[complete]]" } }] },
+      { type: "text", text: "要約を書きました。\n[[complete]]" },
+      { type: "text", text: "要約をノートにしました。" },
+    ]);
+    await say("第一章の要約をノートに");
+    await idle();
+    const box = page.locator("details.delegate").last();
+    await box.waitFor();
+    assert((await box.locator("summary").textContent()).includes("第一章の要約を書く"), "the delegate's task heads its progress");
+    assert(await box.locator('li[data-phase="wrote"]').count() === 1, "the write is listed");
+    assert((await box.getAttribute("data-state")) === "done", "the delegate finished");
+    await page.waitForFunction(() => [...document.querySelectorAll("li.artifact")].some((li) => li.textContent.includes("第一章の要約")));
+    const child = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).find((r) => JSON.stringify(r.body).includes("write_output"));
+    assert(child && child.body.model !== undefined, "the child's request reached the upstream");
+    await shot("e2e-5e-delegate.png");
+  });
+
   await check("6. with the proxy stopped the editor still works and the chat shows a clear error", async () => {
     proxy.kill();
     await new Promise((r) => setTimeout(r, 300));
