@@ -64,6 +64,10 @@ pub struct ReadItem {
     /// A project id: its outline.
     #[serde(default)]
     pub outline: Option<String>,
+    /// A project id: its continuity notes (summaries, glossary, motifs,
+    /// cross references).
+    #[serde(default)]
+    pub continuity: Option<String>,
     #[serde(default)]
     pub purpose: String,
     /// May be dropped when the budget is short.
@@ -109,6 +113,7 @@ pub fn spec() -> ToolSpec {
         "artifact": { "type": "string", "description": "An artifact id." },
         "section": { "type": "string", "description": "A chapter/section id." },
         "outline": { "type": "string", "description": "A project id: its outline." },
+        "continuity": { "type": "string", "description": "A project id: its continuity notes." },
         "purpose": { "type": "string", "description": "Why the child reads it." },
         "optional": { "type": "boolean", "description": "May be left out when the budget is short." } } });
     ToolSpec::function(
@@ -216,7 +221,7 @@ impl Resolved {
 }
 
 /// The child's first message: the files in their fitted forms.
-fn files_message(items: &[Resolved]) -> String {
+pub fn files_message(items: &[Resolved]) -> String {
     let mut out = String::from("## Files\n");
     for item in items {
         item.render(&mut out);
@@ -413,8 +418,29 @@ async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Ve
                 optional: item.optional,
                 form: Form::Whole,
             }
+        } else if let Some(project) = &item.continuity {
+            let notes = env
+                .db
+                .artifacts(&super::continuity::session_of(project))
+                .await
+                .map_err(|e| refused("invalid_argument", format!("reads: continuity of {project}: {e}")))?;
+            for note in notes.into_iter().filter(|n| !n.content.trim().is_empty()) {
+                out.push(Resolved {
+                    key: format!("artifact:{}", note.id),
+                    title: note.title,
+                    purpose: if item.purpose.is_empty() { "continuity".into() } else { item.purpose.clone() },
+                    text: note.content,
+                    at: note.created_at,
+                    optional: item.optional,
+                    form: Form::Whole,
+                });
+            }
+            continue;
         } else {
-            return Err(refused("invalid_argument", "reads: each item names an artifact, a section or an outline"));
+            return Err(refused(
+                "invalid_argument",
+                "reads: each item names an artifact, a section, an outline or a project's continuity notes",
+            ));
         };
         out.push(resolved);
     }
@@ -588,15 +614,17 @@ async fn child_call(
             let key = a.get("key").and_then(Value::as_str).unwrap_or_default();
             let Some(first) = progress.messages.get(1) else { return ("Error: no files".into(), None) };
             // The text comes from the read set as resolved (never outside it).
-            let allowed = args.reads.iter().any(|r| {
-                let k = r
-                    .artifact
-                    .as_ref()
-                    .map(|id| format!("artifact:{id}"))
-                    .or_else(|| r.section.as_ref().map(|id| format!("section:{id}")))
-                    .or_else(|| r.outline.as_ref().map(|id| format!("outline:{id}")));
-                k.as_deref() == Some(key)
-            });
+            let listed = first.text().contains(&format!("### {key} "));
+            let allowed = listed
+                || args.reads.iter().any(|r| {
+                    let k = r
+                        .artifact
+                        .as_ref()
+                        .map(|id| format!("artifact:{id}"))
+                        .or_else(|| r.section.as_ref().map(|id| format!("section:{id}")))
+                        .or_else(|| r.outline.as_ref().map(|id| format!("outline:{id}")));
+                    k.as_deref() == Some(key)
+                });
             if !allowed {
                 return (format!("Error: {key:?} is not one of your files; you can read only the files listed."), None);
             }

@@ -63,6 +63,9 @@ pub enum Info {
     /// An early final answer broke a completion rule; the model was told
     /// what is missing and the run goes on.
     Nudged { rule: super::completion::Rule },
+    /// A project's continuity notes gained entries (per note, in
+    /// `continuity::NOTES` order).
+    Continuity { project_id: String, section_id: String, appended: Vec<usize> },
 }
 
 /// A listener for a run's events.

@@ -12,6 +12,7 @@
 
 mod completion;
 pub mod compress;
+pub mod continuity;
 pub mod delegate;
 mod events;
 pub mod facts;
@@ -420,7 +421,65 @@ impl Agent {
             warn(options, format!("the run's tool receipts were not cleared: {e}"));
         }
         self.record(session_id, &result, options).await;
+        if result.status == RunStatus::Completed && self.env.settings.borrow().continuity_memory {
+            self.continuity_after(session_id, options).await;
+        }
         Ok(result)
+    }
+
+    /// Updates the continuity notes of every chapter an approved edit of
+    /// the finished turn changed (a failure is a warning).
+    async fn continuity_after(&self, session_id: &str, options: &SendOptions) {
+        let Ok(Some(latest)) = self.latest(session_id).await else { return };
+        let state = &latest.state;
+        let facts = facts::derive(&state.messages, &self.env.tools);
+        let mut sections: Vec<String> = Vec::new();
+        for write in facts.writes.iter().filter(|w| w.at >= state.turn_start) {
+            if let crate::tools::Subject::Section(id) = &write.subject {
+                if !sections.contains(id) {
+                    sections.push(id.clone());
+                }
+            }
+        }
+        for id in sections {
+            match continuity::update(&self.env, &id, &options.cancel).await {
+                Ok(done) => {
+                    if let Some(sink) = &options.on_event {
+                        sink(&AgentEvent::Info(Info::Continuity {
+                            project_id: done.project_id,
+                            section_id: done.section_id,
+                            appended: done.appended.to_vec(),
+                        }));
+                    }
+                }
+                Err(continuity::UpdateError::Aborted) => return,
+                Err(continuity::UpdateError::Store(e)) => {
+                    warn(options, format!("the continuity notes were not updated: {e}"))
+                }
+                Err(continuity::UpdateError::Model(e)) => {
+                    warn(options, format!("the continuity notes were not updated (the sub model's answer: {e})"))
+                }
+            }
+        }
+    }
+
+    /// Appends what a chapter adds to its project's continuity notes (the
+    /// person's request; also run after approved chapter edits).
+    pub async fn update_continuity(&self, section_id: &str) -> Result<continuity::Updated, AgentError> {
+        continuity::update(&self.env, section_id, &CancelToken::new()).await.map_err(|e| match e {
+            continuity::UpdateError::Aborted => AgentError { code: "aborted".into(), message: "stopped".into() },
+            continuity::UpdateError::Store(e) => store_error(e),
+            continuity::UpdateError::Model(message) => AgentError {
+                code: "malformed_response".into(),
+                message: format!("the continuity notes were not updated: {message}"),
+            },
+        })
+    }
+
+    /// A project's four continuity notes (created empty on first use).
+    pub async fn continuity_notes(&self, project_id: &str) -> Result<Vec<crate::store::SessionArtifact>, AgentError> {
+        self.env.db.project(project_id).await.map_err(store_error)?;
+        continuity::notes(&self.env, project_id).await.map_err(store_error)
     }
 
     /// Keeps what the turn showed in the session's transcript (an aborted

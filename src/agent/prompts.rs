@@ -24,7 +24,8 @@ const TOOLS: &str = "How to work:\n\
 
 const WRITING: &str =
     "You are working on the person's project. Copy text exactly from get_manuscript when you edit, and keep \
-their voice, formatting and indentation (Japanese paragraphs begin with an ideographic space).";
+their voice, formatting and indentation (Japanese paragraphs begin with an ideographic space). When the context lists \
+the project's continuity notes, keep names, terms and motifs consistent with them.";
 
 /// The system prompt for a strategy.
 pub fn system(strategy: Strategy) -> String {

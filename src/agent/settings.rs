@@ -35,6 +35,9 @@ pub struct AgentSettings {
     pub compression: CompressionSettings,
     /// The model a `delegate` child runs on: "sub" (default) or "main".
     pub delegation_model: String,
+    /// Update a project's continuity notes after a run with an approved
+    /// chapter edit.
+    pub continuity_memory: bool,
 }
 
 /// When and how much of the conversation the compression sub-agent
@@ -74,6 +77,7 @@ impl Default for AgentSettings {
             context_window: 32_768,
             compression: CompressionSettings::default(),
             delegation_model: "sub".into(),
+            continuity_memory: true,
         }
     }
 }

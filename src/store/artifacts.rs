@@ -164,6 +164,28 @@ impl Db {
         Ok(artifact)
     }
 
+    /// Appends `addition` to the append-only note `title` of `session_id`
+    /// (created on first use). No revision: a memory note is not something
+    /// the person's "undo the agent's change" should reach for.
+    pub async fn append_note(&self, session_id: &str, title: &str, addition: &str) -> Result<SessionArtifact> {
+        let existing = self.artifacts(session_id).await?.into_iter().find(|a| a.title == title);
+        let next = match existing {
+            Some(stored) => {
+                let mut next = stored.clone();
+                if !next.content.is_empty() && !next.content.ends_with('\n') {
+                    next.content.push('\n');
+                }
+                next.content.push_str(addition);
+                next.updated_at = platform::now_ms().max(stored.updated_at + 1.0);
+                check_replacement(&stored, &next)?;
+                next
+            }
+            None => new_artifact(session_id, ArtifactType::Text, title, addition, Lifecycle::AppendOnly),
+        };
+        self.change(ARTIFACTS, &next.id, Some(to_value(ARTIFACTS, &next)?), None, "append_note").await?;
+        Ok(next)
+    }
+
     /// A `delegate` child's output: creates artifact `id` (text, titled
     /// `title`) or, when it exists in the session, overwrites it under its
     /// lifecycle; in one batch with the child's progress `receipt`, so a

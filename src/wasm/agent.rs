@@ -64,6 +64,8 @@ export interface AgentSettings {
   compression: CompressionSettings;
   /** The model a `delegate` child runs on: "sub" (default) or "main". */
   delegationModel: "sub" | "main";
+  /** Update the project's continuity notes after a run with an approved chapter edit (default true). */
+  continuityMemory: boolean;
 }
 /** Context compression: before a main-model call, the sub model summarises all but the newest steps. */
 export interface CompressionSettings {
@@ -99,6 +101,8 @@ export type AgentEvent =
   | { type: "info"; name: "memory"; data: { id: string; date: string; summary: string } }
   /** An early final answer broke the strategy's completion rule; the model was told what is missing. */
   | { type: "info"; name: "nudged"; data: { rule: "read_first" | "needs_sources" } }
+  /** A project's continuity notes gained entries (per note). */
+  | { type: "info"; name: "continuity"; data: { projectId: string; sectionId: string; appended: number[] } }
   /** What the session knows before a model call: local reads, web searches and pages, changes made. */
   | { type: "facts"; reads: number; web: number; changes: number }
   /** A delegate child's progress (callId: the delegate call's id; phase: started, step, wrote, stopped, done, incomplete). */
@@ -107,6 +111,8 @@ export type AgentEvent =
   | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
   /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */
   | { type: "compressed"; reason: "token_threshold" | "heavy_tool" | "turn_limit"; tokensBefore: number; tokensAfter: number };
+/** What `updateContinuity` appended: entries per note (Chapter summaries, Glossary, Motifs and metaphors, Cross references). */
+export interface ContinuityUpdate { projectId: string; sectionId: string; appended: [number, number, number, number] }
 /** What an edit changes. */
 export interface EditTarget { kind: "section" | "artifact"; id: string; title: string }
 /** What a paused run asks the person to review. */
@@ -330,6 +336,21 @@ impl JsAgent {
             agent.interject(&session_id, &text).await.map_err(error::agent)?;
             Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// Appends what a chapter adds to its project's continuity notes (the
+    /// sub model proposes entries; those already there are left out).
+    #[wasm_bindgen(js_name = updateContinuity, unchecked_return_type = "Promise<ContinuityUpdate>")]
+    pub fn update_continuity(&self, #[wasm_bindgen(js_name = sectionId)] section_id: String) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move { to_js(&agent.update_continuity(&section_id).await.map_err(error::agent)?) })
+    }
+
+    /// A project's continuity notes (append-only artifacts), those that exist.
+    #[wasm_bindgen(js_name = continuityNotes, unchecked_return_type = "Promise<Artifact[]>")]
+    pub fn continuity_notes(&self, #[wasm_bindgen(js_name = projectId)] project_id: String) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move { to_js(&agent.continuity_notes(&project_id).await.map_err(error::agent)?) })
     }
 
     /// Where the session's run stands (also after a reload).

@@ -179,7 +179,10 @@ async function scenarios(browser) {
   const app = `http://127.0.0.1:${port}/`;
   const routed = (strategy) => ({ type: "text", text: JSON.stringify({ strategy, reasoning: "test" }) });
   const shot = (name) => page.screenshot({ path: join(out, name) });
-  const requests = async () => (await (await fetch(`${fakeUrl}/__log`)).json()).requests;
+  // The agent's housekeeping calls (compression, continuity notes) are
+  // answered by the fake outside the scripts; checks look at the others.
+  const housekeeping = (r) => /^You (summarise the earlier part|keep a novel's continuity notes)/.test(String(r.body?.messages?.[0]?.content ?? ""));
+  const requests = async () => (await (await fetch(`${fakeUrl}/__log`)).json()).requests.filter((r) => !housekeeping(r));
   const idle = async () => {
     await page.waitForFunction(() => !document.querySelector("#send").disabled, null, { timeout: 20000 });
   };
@@ -395,6 +398,12 @@ async function scenarios(browser) {
     const child = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).find((r) => JSON.stringify(r.body).includes("write_output"));
     assert(child && child.body.model !== undefined, "the child's request reached the upstream");
     await shot("e2e-5e-delegate.png");
+    // The approved edits of the checks before updated the project's continuity notes.
+    await page.locator("#continuity > summary").click();
+    await page.waitForSelector("#continuity details.note");
+    const notes = await page.locator("#continuity details.note summary").allTextContents();
+    assert(notes.some((n) => n.startsWith("Chapter summaries")), `continuity notes: ${notes}`);
+    await page.locator("#continuity").screenshot({ path: join(out, "e2e-5e-continuity.png") });
   });
 
   await check("6. with the proxy stopped the editor still works and the chat shows a clear error", async () => {

@@ -90,6 +90,27 @@ function usageChunk(model, body) {
   return `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model, choices: [], usage })}\n\n`;
 }
 
+// The agent's housekeeping sub-agents (context compression, continuity
+// notes) are answered here with a fixed valid reply, outside the script, so
+// a scripted scenario does not depend on when a long session compresses.
+// They still reach the log (and the strict-template check).
+const SUMMARY = { user_constraints: [], decisions: [], failed_attempts: [], tool_calls: [],
+  recent_narrative: "The earlier conversation.", task_state: { completed: [], remaining: [], blockers: [] } };
+const NOTES = { summary: "A chapter.", glossary: [], motifs: [], cross_references: [] };
+function housekeeping(body) {
+  const system = body.messages?.[0]?.role === "system" ? String(body.messages[0].content) : "";
+  if (system.startsWith("You summarise the earlier part of a writing assistant's conversation")) {
+    housekept++;
+    return { type: "text", text: JSON.stringify(SUMMARY) };
+  }
+  if (system.startsWith("You keep a novel's continuity notes")) {
+    housekept++;
+    return { type: "text", text: JSON.stringify(NOTES) };
+  }
+  return null;
+}
+let housekept = 0;
+
 async function answerChat(req, res, body) {
   const violation = lenient ? null : templateViolation(body.messages);
   if (violation) {
@@ -97,7 +118,7 @@ async function answerChat(req, res, body) {
     send(res, 400, { error: { message: `strict chat template: ${violation}`, type: "invalid_request_error" } });
     return;
   }
-  const reply = chatQueue.shift() ?? { type: "text", text: "ok" };
+  const reply = housekeeping(body) ?? chatQueue.shift() ?? { type: "text", text: "ok" };
   const model = body.model ?? "fake";
   if (reply.type === "error") {
     send(res, reply.status ?? 500, reply.body ?? { error: { message: "scripted failure" } }, reply.headers ?? {});
@@ -185,7 +206,7 @@ const server = createServer(async (req, res) => {
     chatQueue = []; searchQueue = []; requests = []; disconnects = 0; pages = {}; lenient = false; // strictRefusals counts the whole run
     send(res, 200, {});
   } else if (path === "/__log") {
-    send(res, 200, { requests, disconnects, strictRefusals });
+    send(res, 200, { requests, disconnects, strictRefusals, housekept });
   } else if (path.startsWith("/pages/") && req.method === "GET") {
     requests.push({ path, query: new URL(req.url, "http://x").search, authorization: req.headers.authorization ?? null, body: {} });
     const html = pages[path.slice("/pages/".length)];

@@ -58,6 +58,8 @@ const ui = {
   keepMine: byId<HTMLButtonElement>("keep-mine"),
   keepSaved: byId<HTMLButtonElement>("keep-saved"),
   historyList: byId<HTMLOListElement>("history-list"),
+  continuityNotes: byId<HTMLDivElement>("continuity-notes"),
+  updateContinuity: byId<HTMLButtonElement>("update-continuity"),
   undo: byId<HTMLButtonElement>("undo"),
   mainModel: byId<HTMLInputElement>("main-model"),
   subModel: byId<HTMLInputElement>("sub-model"),
@@ -275,6 +277,8 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
             box.querySelector("ol")!.append(item);
           }
           if (event.phase === "done" || event.phase === "incomplete") box.dataset.state = event.phase;
+        } else if (event.type === "info" && event.name === "continuity") {
+          void refreshContinuity();
         } else if (event.type === "facts") {
           known = { reads: event.reads, web: event.web, changes: event.changes };
           showStatus();
@@ -458,6 +462,7 @@ function openSection(section: ManuscriptSection): void {
   ui.saveChapter.disabled = false;
   ui.chapterText.dataset.sectionId = section.id;
   void refreshHistory();
+  void refreshContinuity();
 }
 
 /** Re-reads the open chapter, unless the person has unsaved text in it. */
@@ -526,6 +531,32 @@ async function refreshFromOtherTab(stores: Set<string>, done: () => void): Promi
     if (!reviewing && ui.review.open) ui.review.close();
     showStatus();
   }
+}
+
+/** The project's continuity notes, one collapsible block each. */
+async function refreshContinuity(): Promise<void> {
+  const projectId = ui.projectSelect.value;
+  ui.updateContinuity.disabled = !currentSection;
+  const notes = projectId ? await agent.continuityNotes(projectId).catch(() => []) : [];
+  if (notes.length === 0) {
+    const empty = document.createElement("p");
+    empty.className = "hint";
+    empty.textContent = "No notes yet.";
+    ui.continuityNotes.replaceChildren(empty);
+    return;
+  }
+  ui.continuityNotes.replaceChildren(
+    ...notes.map((note) => {
+      const block = document.createElement("details");
+      block.className = "note";
+      const title = document.createElement("summary");
+      title.textContent = `${note.title} (${note.content.split("\n").filter((l) => l.trim()).length} lines)`;
+      const text = document.createElement("pre");
+      text.textContent = note.content;
+      block.append(title, text);
+      return block;
+    }),
+  );
 }
 
 async function refreshHistory(): Promise<void> {
@@ -751,6 +782,16 @@ async function main(): Promise<void> {
   });
   ui.chapterText.addEventListener("input", () => {
     dirty = true;
+  });
+  ui.updateContinuity.addEventListener("click", () => {
+    const section = currentSection;
+    if (!section) return;
+    ui.updateContinuity.disabled = true;
+    void agent
+      .updateContinuity(section.id)
+      .then(() => refreshContinuity())
+      .catch((e) => showBanner(errorText(e)))
+      .finally(() => (ui.updateContinuity.disabled = !currentSection));
   });
   ui.saveChapter.addEventListener("click", () => {
     if (!currentSection) return;

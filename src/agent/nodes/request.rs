@@ -5,12 +5,13 @@
 
 use super::super::compress::Compaction;
 use super::super::events::{Ctx, Emit};
-use super::super::facts;
 use super::super::prompts;
 use super::super::state::{AgentState, Strategy};
 use super::super::AgentEnv;
+use super::super::{continuity, facts};
 use crate::context::{render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry};
 use crate::llm::{add_user_text, alternate, ChatRequest, Message, ToolSpec};
+use crate::tools::Subject;
 
 /// An active artifact as the index may show it.
 struct Listed {
@@ -42,6 +43,26 @@ async fn artifact_list(
         });
     }
     Ok(out)
+}
+
+/// The projects the session has read (their outline, details or a
+/// chapter), newest first, at most two.
+async fn projects_in_focus(env: &AgentEnv, known: &facts::Facts) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for fact in known.known.iter().rev() {
+        let project = match &fact.subject {
+            Subject::Outline(p) | Subject::Project(p) => Some(p.clone()),
+            Subject::Section(id) => env.db.section(id).await.ok().map(|s| s.project_id),
+            _ => None,
+        };
+        if let Some(p) = project.filter(|p| !out.contains(p)) {
+            out.push(p);
+            if out.len() == 2 {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The ids of the artifacts whose tool results `messages` hold.
@@ -105,7 +126,16 @@ impl RequestParts {
         ));
         if with_tools {
             let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
-            tail.extend(facts::derive(&state.messages, &env.tools).render(upto));
+            let known = facts::derive(&state.messages, &env.tools);
+            tail.extend(known.render(upto));
+            if strategy == Strategy::Writing {
+                // The continuity notes of the projects this session works
+                // on, as the writer's file pointers.
+                for project in projects_in_focus(env, &known).await {
+                    let budget = settings.context_window / 10;
+                    tail.extend(continuity::read_for_writer(env, &project, budget).await);
+                }
+            }
         }
         if state.used_tools() {
             tail.push(prompts::ANSWER_RULES.to_owned());

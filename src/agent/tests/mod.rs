@@ -1183,6 +1183,7 @@ fn a_request_the_context_window_cannot_hold_is_not_sent() {
     assert!(err.message.contains("contextWindow"), "{}", err.message);
     assert_eq!(h.model.requests().len(), 1, "only the router's small call went out");
 }
+mod continuity;
 mod delegate;
 mod facts;
 mod long_session;
