@@ -119,32 +119,30 @@ impl Facts {
     }
 
     /// The facts as the model reads them in the dynamic tail (`None` when
-    /// nothing is known yet).
+    /// nothing is known yet): the counts, and the facts whose results were
+    /// summarised away (the others are in the messages sent). Short, so the
+    /// byte-stable prefix before it stays most of the request.
     pub fn render(&self, visible_from: usize) -> Option<String> {
         if self.known.is_empty() && self.writes.is_empty() {
             return None;
         }
-        let mut out = String::from(
-            "## What this session already knows\nCalls that repeat one of these are answered from it, not run again.\n",
+        let (reads, web, changes) = self.counts();
+        let mut out = format!(
+            "## What this session already knows\n{reads} read(s) of project data or artifacts, {web} web search(es) or \
+             page(s), {changes} change(s) made; a repeated read is answered from what is known, not run again.\n"
         );
         // The newest ones: older facts still answer repeated calls.
         const SHOWN: usize = 12;
-        let hidden = self.known.len().saturating_sub(SHOWN) + self.writes.len().saturating_sub(SHOWN);
-        for fact in self.known.iter().rev().take(SHOWN).rev() {
-            let what = describe(&fact.subject);
-            let where_ = match (&fact.artifact, fact.at >= visible_from) {
-                (Some(id), true) => format!("result above, artifact {id}"),
-                (Some(id), false) => format!("summarised; full text in artifact {id}"),
-                (None, true) => "result above".to_owned(),
-                (None, false) => "summarised".to_owned(),
-            };
-            out.push_str(&format!("- read {what} ({where_})\n"));
-        }
-        for write in self.writes.iter().rev().take(SHOWN).rev() {
-            out.push_str(&format!("- changed {}\n", describe(&write.subject)));
-        }
-        if hidden > 0 {
-            out.push_str(&format!("- and {hidden} earlier ones\n"));
+        let summarised: Vec<&Fact> = self.known.iter().filter(|f| f.at < visible_from).collect();
+        if !summarised.is_empty() {
+            out.push_str("Read before the summary (results no longer above):\n");
+            for fact in summarised.iter().rev().take(SHOWN).rev() {
+                let where_ = fact.artifact.as_ref().map_or(String::new(), |id| format!(" (full text: artifact {id})"));
+                out.push_str(&format!("- {}{where_}\n", describe(&fact.subject)));
+            }
+            if summarised.len() > SHOWN {
+                out.push_str(&format!("- and {} earlier ones\n", summarised.len() - SHOWN));
+            }
         }
         Some(out.trim_end().to_owned())
     }
@@ -239,5 +237,11 @@ mod tests {
         assert_eq!(after.writes.len(), 2);
         assert!(after.writes[0].read_before && !after.writes[1].read_before);
         assert_eq!(after.counts(), (0, 1, 2));
+        // The tail names only what was summarised away (the rest is above).
+        let tail = facts.render(5).unwrap();
+        assert!(tail.contains("2 read(s)") && tail.contains("1 web search(es)"), "{tail}");
+        assert!(tail.contains("chapter/section s1 (full text: artifact art-1)") && tail.contains("victorian trains"));
+        assert!(!tail.contains("outline"), "the outline read is still above: {tail}");
+        assert!(!facts.render(0).unwrap().contains("Read before the summary"));
     }
 }

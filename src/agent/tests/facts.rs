@@ -56,7 +56,8 @@ fn a_forgetful_model_gets_one_real_execution_per_fact_across_turns() {
     // The facts ride in the tail of the next request.
     let tail = last.messages.last().unwrap().text();
     assert!(
-        tail.contains("## What this session already knows") && tail.contains("the page https://rail.example/history")
+        tail.contains("## What this session already knows") && tail.contains("2 web search(es) or page(s)"),
+        "{tail}"
     );
 
     // A chapter: read once; the repeat is answered; an out-of-band change
