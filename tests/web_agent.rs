@@ -120,15 +120,30 @@ async fn research_becomes_an_artifact_that_can_be_toggled_out() {
     assert!(tail.contains("No longer available") && tail.contains(&id), "{tail}");
 }
 
-#[wasm_bindgen_test]
-async fn a_review_waits_for_approval_across_a_reload() {
+/// A fresh database with an agent and one project of one chapter, seeded
+/// through the storage layer of the same database.
+struct Seeded {
+    db: String,
+    agent: JsAgent,
+    backend: std::rc::Rc<atelier_agent::store::IdbBackend>,
+    store: atelier_agent::store::Db,
+    project: atelier_agent::store::Project,
+    section: atelier_agent::store::ManuscriptSection,
+}
+
+async fn seeded(chapter: &str) -> Seeded {
     let db = format!("agent-{}", random_id());
     let agent = open(&db).await;
-    // Seed a project through the storage layer of the same database.
     let backend = std::rc::Rc::new(atelier_agent::store::IdbBackend::open(&db).await.unwrap());
     let store = atelier_agent::store::Db::new(backend.clone());
-    let p = store.create_project("P", "").await.unwrap();
-    let s = store.add_section(&p.id, None, "一", "\u{3000}雨が降っていた。\n").await.unwrap();
+    let project = store.create_project("P", "").await.unwrap();
+    let section = store.add_section(&project.id, None, "一", chapter).await.unwrap();
+    Seeded { db, agent, backend, store, project, section }
+}
+
+#[wasm_bindgen_test]
+async fn a_review_waits_for_approval_across_a_reload() {
+    let Seeded { db, agent, backend, store, project: _, section: s } = seeded("\u{3000}雨が降っていた。\n").await;
     script(json!([
         { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"edit\"}" },
         { "type": "tool_calls", "calls": [{ "name": "get_manuscript", "arguments": { "section_id": s.id } }] },
@@ -381,12 +396,7 @@ async fn log_requests() -> usize {
 
 #[wasm_bindgen_test]
 async fn a_delegate_writes_its_output_artifact_through_the_proxy() {
-    let db = format!("agent-{}", random_id());
-    let agent = open(&db).await;
-    let backend = std::rc::Rc::new(atelier_agent::store::IdbBackend::open(&db).await.unwrap());
-    let store = atelier_agent::store::Db::new(backend.clone());
-    let p = store.create_project("P", "").await.unwrap();
-    let s = store.add_section(&p.id, None, "一", "\u{3000}アキラは駅へ歩いた。\n").await.unwrap();
+    let Seeded { agent, backend, project: p, section: s, .. } = seeded("\u{3000}アキラは駅へ歩いた。\n").await;
     script(json!([
         { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"notes\"}" },
         { "type": "tool_calls", "calls": [{ "name": "get_outline", "arguments": { "project_id": p.id } }] },

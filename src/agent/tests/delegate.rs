@@ -29,6 +29,14 @@ fn head(text: &str, n: usize) -> &str {
     text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
 }
 
+/// A writing turn's opening: routed, then the chapter read.
+fn writing_read(section: &str) -> Vec<Step> {
+    vec![
+        json_reply(json!({"strategy": "writing", "reasoning": "x"})),
+        calls(&[("get_manuscript", json!({"section_id": section}))]),
+    ]
+}
+
 fn delegate_call(args: Value) -> Step {
     calls(&[(delegate::NAME, args)])
 }
@@ -109,20 +117,24 @@ fn unmarked_outputs_and_writes_outside_the_write_set_count_for_nothing() {
     let section = chapters[0].0.clone();
     play(
         &h,
-        vec![
-            json_reply(json!({"strategy": "writing", "reasoning": "x"})),
-            calls(&[("get_manuscript", json!({"section_id": section}))]),
-            delegate_call(json!({
-                "task": "Write a glossary", "kind": "write",
-                "reads": [{"section": section}], "writes": [{"target": "Glossary"}]
-            })),
-            calls(&[
-                ("write_output", json!({"target": "Glossary", "content": "アキラ: the hero"})),
-                ("write_output", json!({"target": "Secret notes", "content": format!("x\n{MARKER}")})),
-            ]),
-            text_step("I could not finish."),
-            text_step("途中でした。"),
-        ],
+        [
+            writing_read(&section),
+            vec![
+                delegate_call(json!({
+                    "task": "Write a glossary", "kind": "write",
+                    "reads": [{"section": section}], "writes": [{"target": "Glossary"}]
+                })),
+                calls(&[
+                    ("write_output", json!({"target": "Glossary", "content": "アキラ: the hero"})),
+                    ("write_output", json!({"target": "Secret notes", "content": format!("x\n{MARKER}")})),
+                ]),
+                text_step("I could not finish."),
+                text_step("途中でした。"),
+            ],
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
     );
     block_on(h.agent.send("s1", "用語集を", agent_on())).unwrap();
     let titles: Vec<String> = block_on(h.db.artifacts("s1")).unwrap().into_iter().map(|a| a.title).collect();
@@ -221,16 +233,18 @@ fn a_reload_during_a_child_resumes_it_without_writing_twice() {
     let section = chapters[0].0.clone();
     play(
         &h,
-        vec![
-            json_reply(json!({"strategy": "writing", "reasoning": "x"})),
-            calls(&[("get_manuscript", json!({"section_id": section}))]),
+        [
+            writing_read(&section),
+            vec![
             delegate_call(
                 json!({"task": "Notes", "kind": "write", "reads": [{"section": section}], "writes": [{"target": "Notes"}]}),
             ),
             calls(&[("write_output", json!({"target": "Notes", "content": format!("first\n{MARKER}")}))]),
             // The tab dies while the child's second call is under way.
             Step::Stall { partial: String::new() },
-        ],
+            ],
+        ]
+        .into_iter().flatten().collect(),
     );
     run_until_stuck_then_drop(h.agent.send("s1", "ノートを", agent_on()));
     drop(h);
@@ -340,4 +354,61 @@ fn delegation_keeps_the_parents_context_small_over_ten_chapters() {
     let written =
         block_on(delegated.db.artifacts("s1")).unwrap().iter().filter(|a| a.title.starts_with("Summary ")).count();
     assert_eq!(written, 10);
+}
+
+#[test]
+fn a_write_set_that_overwrites_asks_first_and_a_static_target_is_refused() {
+    let h = harness(vec![]);
+    let (_, chapters) = project_with_chapters(&h, 1);
+    let section = chapters[0].0.clone();
+    let notes = block_on(h.db.create_artifact(
+        "s1",
+        crate::store::ArtifactType::Text,
+        "Notes",
+        "old",
+        crate::store::Lifecycle::Overwritable,
+        Origin::User,
+    ))
+    .unwrap();
+    let overwrite = json!({"task": "Refresh the notes", "kind": "write", "reads": [{"section": section}], "writes": [{"target": notes.id}]});
+    play(&h, [writing_read(&section), vec![delegate_call(overwrite.clone())]].into_iter().flatten().collect());
+    let paused = block_on(h.agent.send("s1", "ノートを更新", agent_on())).unwrap();
+    assert_eq!(paused.status, RunStatus::Interrupted, "overwriting an artifact asks first");
+    assert_eq!(paused.review.unwrap().tool, delegate::NAME);
+    play(
+        &h,
+        vec![
+            calls(&[("write_output", json!({"target": notes.id, "content": format!("new\n{MARKER}")}))]),
+            text_step(&format!("Refreshed.\n{MARKER}")),
+            text_step("更新しました。"),
+        ],
+    );
+    let done = block_on(h.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(block_on(h.db.artifact(&notes.id)).unwrap().content, "new");
+    // A static artifact cannot be overwritten by a child either.
+    block_on(h.db.set_artifact_lifecycle(&notes.id, crate::store::Lifecycle::Static)).unwrap();
+    h.agent.env().settings.borrow_mut().approvals.insert(delegate::NAME.into(), false);
+    play(
+        &h,
+        [
+            writing_read(&section),
+            vec![
+                delegate_call(overwrite),
+                calls(&[("write_output", json!({"target": notes.id, "content": format!("newer\n{MARKER}")}))]),
+                text_step(&format!("Could not.\n{MARKER}")),
+                text_step("できませんでした。"),
+            ],
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    );
+    block_on(h.agent.send("s1", "もう一度", agent_on())).unwrap();
+    assert_eq!(block_on(h.db.artifact(&notes.id)).unwrap().content, "new", "the static artifact is unchanged");
+    let child = h.model.requests().into_iter().rfind(is_child).unwrap();
+    assert!(
+        child.messages.iter().any(|m| m.text().contains("not written") && m.text().contains("static")),
+        "the child is told why"
+    );
 }
