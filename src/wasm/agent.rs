@@ -40,8 +40,10 @@ export interface AgentConfig {
   /** IndexedDB database name (default "atelier-agent"). */
   dbName?: string;
   /** Initial settings (merged over the defaults and the stored ones). */
-  settings?: Partial<AgentSettings>;
+  settings?: SettingsPatch;
 }
+/** A change of settings: the fields given replace the current ones (a partial `compression` changes only its fields). */
+export type SettingsPatch = Partial<Omit<AgentSettings, "compression">> & { compression?: Partial<CompressionSettings> };
 /** The agent's settings. */
 export interface AgentSettings {
   /** Model or proxy alias for answers and edits (default "main"). */
@@ -395,7 +397,7 @@ impl JsAgent {
     #[wasm_bindgen(js_name = updateSettings, unchecked_return_type = "Promise<AgentSettings>")]
     pub fn update_settings(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "Partial<AgentSettings>")] patch: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SettingsPatch")] patch: JsValue,
     ) -> Promise {
         let agent = self.agent.clone();
         future_to_promise(async move {

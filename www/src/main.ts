@@ -65,6 +65,10 @@ const ui = {
   subModel: byId<HTMLInputElement>("sub-model"),
   fullThreshold: byId<HTMLInputElement>("full-threshold"),
   longTermMemory: byId<HTMLInputElement>("long-term-memory"),
+  contextWindow: byId<HTMLInputElement>("context-window"),
+  compression: byId<HTMLInputElement>("compression"),
+  continuityMemory: byId<HTMLInputElement>("continuity-memory"),
+  delegationModel: byId<HTMLSelectElement>("delegation-model"),
   clientToken: byId<HTMLInputElement>("client-token"),
   modelList: byId<HTMLDataListElement>("model-list"),
   modelSource: byId<HTMLParagraphElement>("model-source"),
@@ -686,6 +690,10 @@ async function main(): Promise<void> {
   ui.subModel.value = settings.subModel;
   ui.fullThreshold.value = String(settings.fullThreshold);
   ui.longTermMemory.checked = settings.longTermMemory;
+  ui.contextWindow.value = String(settings.contextWindow);
+  ui.compression.checked = settings.compression.enabled;
+  ui.continuityMemory.checked = settings.continuityMemory;
+  ui.delegationModel.value = settings.delegationModel;
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showApprovals();
   showStatus();
@@ -845,6 +853,10 @@ async function saveSettings(): Promise<void> {
       subModel: ui.subModel.value.trim() || "sub",
       fullThreshold: Number(ui.fullThreshold.value) || 1000,
       longTermMemory: ui.longTermMemory.checked,
+      contextWindow: Math.max(1024, Number(ui.contextWindow.value) || 32768),
+      compression: { enabled: ui.compression.checked },
+      continuityMemory: ui.continuityMemory.checked,
+      delegationModel: ui.delegationModel.value === "main" ? "main" : "sub",
     });
   } catch (e) {
     ui.settingsStatus.textContent = "Not saved.";
