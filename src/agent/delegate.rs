@@ -43,6 +43,23 @@ const OUTPUT_RESERVE: usize = 2048;
 /// Characters of a snippet when a whole text does not fit.
 const SNIPPET_CHARS: usize = 600;
 
+/// Where a child is, in its `delegate` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Started,
+    /// One of its calls ran (`detail`: the tool and the start of its result).
+    Step,
+    /// It wrote an output (`detail`: target → artifact id).
+    Wrote,
+    /// Its next request would have exceeded the budget.
+    Stopped,
+    /// It finished with the completion marker.
+    Done,
+    /// It ended without the marker.
+    Incomplete,
+}
+
 /// What kind of child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -508,10 +525,10 @@ pub async fn run(
             }
         }
     };
-    let emit = |phase: &str, detail: String| {
-        ctx.emit(AgentEvent::Delegate { call_id: call.id.clone(), phase: phase.to_owned(), detail });
+    let emit = |phase: Phase, detail: String| {
+        ctx.emit(AgentEvent::Delegate { call_id: call.id.clone(), phase, detail });
     };
-    emit("started", args.task.chars().take(120).collect());
+    emit(Phase::Started, args.task.chars().take(120).collect());
     let mut summary = String::new();
     let mut complete = false;
     for _ in 0..MAX_CHILD_STEPS {
@@ -519,7 +536,7 @@ pub async fn run(
         request.tools = tools.clone();
         let estimate = estimate_request(&request);
         if estimate > progress.budget {
-            emit("stopped", format!("its next request ({estimate} tokens) would exceed the budget"));
+            emit(Phase::Stopped, format!("its next request ({estimate} tokens) would exceed the budget"));
             break;
         }
         let outcome = match env.model.chat(request, &mut |_| {}, ctx.cancel).await {
@@ -542,7 +559,7 @@ pub async fn run(
         let mut pending_write = None;
         for c in &calls {
             let (result, write) = child_call(env, ctx, &args, &progress, c).await;
-            emit("step", format!("{}: {}", c.function.name, result.chars().take(100).collect::<String>()));
+            emit(Phase::Step, format!("{}: {}", c.function.name, result.chars().take(100).collect::<String>()));
             if write.is_some() {
                 pending_write = write;
             }
@@ -566,7 +583,7 @@ pub async fn run(
                     match env.db.write_delegate_output(ctx.thread_id, &id, &title, &content, &started(&next)).await {
                         Ok(()) => {
                             progress = next;
-                            emit("wrote", format!("{target} → {id}"));
+                            emit(Phase::Wrote, format!("{target} → {id}"));
                             ctx.emit(AgentEvent::Artifact {
                                 data: super::ArtifactChange { id, action: "created", title },
                             });
@@ -586,7 +603,7 @@ pub async fn run(
         }
     }
     drop(locks);
-    emit(if complete { "done" } else { "incomplete" }, summary.chars().take(160).collect());
+    emit(if complete { Phase::Done } else { Phase::Incomplete }, summary.chars().take(160).collect());
     Ok(report(&progress, &summary, complete))
 }
 

@@ -36,7 +36,7 @@ pub enum AgentEvent {
     Facts { reads: usize, web: usize, changes: usize },
     /// A `delegate` child's progress, under its call's chip: `started`,
     /// `step`, `wrote`, `stopped`, then `done` or `incomplete`.
-    Delegate { call_id: String, phase: String, detail: String },
+    Delegate { call_id: String, phase: super::delegate::Phase, detail: String },
 }
 
 /// An artifact a tool result became.

@@ -108,7 +108,7 @@ export type AgentEvent =
   /** What the session knows before a model call: local reads, web searches and pages, changes made. */
   | { type: "facts"; reads: number; web: number; changes: number }
   /** A delegate child's progress (callId: the delegate call's id; phase: started, step, wrote, stopped, done, incomplete). */
-  | { type: "delegate"; callId: string; phase: string; detail: string }
+  | { type: "delegate"; callId: string; phase: "started" | "step" | "wrote" | "stopped" | "done" | "incomplete"; detail: string }
   /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
   | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
   /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */
@@ -395,10 +395,7 @@ impl JsAgent {
 
     /// Changes settings (merged over the current ones) and stores them.
     #[wasm_bindgen(js_name = updateSettings, unchecked_return_type = "Promise<AgentSettings>")]
-    pub fn update_settings(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "SettingsPatch")] patch: JsValue,
-    ) -> Promise {
+    pub fn update_settings(&self, #[wasm_bindgen(unchecked_param_type = "SettingsPatch")] patch: JsValue) -> Promise {
         let agent = self.agent.clone();
         future_to_promise(async move {
             let patch: serde_json::Value = from_js("settings", patch)?;

@@ -102,7 +102,9 @@ fn a_write_delegate_writes_its_output_and_the_parent_gets_ids_and_a_summary_only
         .borrow()
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Delegate { phase, .. } => Some(phase.clone()),
+            AgentEvent::Delegate { phase, .. } => {
+                Some(serde_json::to_value(phase).unwrap().as_str().unwrap().to_owned())
+            }
             _ => None,
         })
         .collect();
@@ -280,7 +282,9 @@ fn explore_delegates_of_one_step_run_together() {
         .borrow()
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Delegate { call_id, phase, .. } => Some((call_id.clone(), phase.clone())),
+            AgentEvent::Delegate { call_id, phase, .. } => {
+                Some((call_id.clone(), serde_json::to_value(phase).unwrap().as_str().unwrap().to_owned()))
+            }
             _ => None,
         })
         .collect();
