@@ -25,7 +25,7 @@ pub const NOTES: [&str; 4] = ["Chapter summaries", "Glossary", "Motifs and metap
 
 /// The pseudo-session that holds a project's notes.
 pub fn session_of(project_id: &str) -> String {
-    format!("continuity:{project_id}")
+    crate::store::continuity_session(project_id)
 }
 
 /// What the sub-agent returns for one chapter.

@@ -40,5 +40,11 @@ pub use idb::IdbBackend;
 pub use model::*;
 pub use receipts::{Receipt, ReceiptOutcome};
 
+/// The pseudo-session that holds a project's continuity notes (artifacts
+/// whose `sessionId` this is; they go when the project is deleted).
+pub fn continuity_session(project_id: &str) -> String {
+    format!("continuity:{project_id}")
+}
+
 #[cfg(test)]
 mod tests;

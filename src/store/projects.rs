@@ -52,6 +52,10 @@ impl Db {
                 writes.push(Write::Delete { store, key: key_of(store, &v)? });
             }
         }
+        // Its continuity notes go with it.
+        for key in self.backend.keys_by_index(ARTIFACTS, "sessionId", &super::continuity_session(id)).await? {
+            writes.push(Write::Delete { store: ARTIFACTS, key });
+        }
         self.backend.write(writes).await
     }
 

@@ -68,6 +68,9 @@ fn an_approved_edit_appends_to_the_projects_notes_and_the_writer_reads_them_late
     let last = h.model.requests().into_iter().rfind(|r| r.model == "main").unwrap();
     let tail = last.messages.last().unwrap().text();
     assert!(tail.contains("## Continuity notes of this project") && tail.contains("**名前**"), "{tail}");
+    // Deleting the project deletes its notes.
+    block_on(h.db.delete_project(&project)).unwrap();
+    assert!(block_on(h.db.artifacts(&continuity::session_of(&project))).unwrap().is_empty());
 }
 
 #[test]
