@@ -295,3 +295,15 @@ fn a_request_too_large_even_compressed_ends_with_context_overflow() {
     let err = block_on(h.agent.send("s1", &huge, agent_on())).unwrap_err();
     assert_eq!(err.code, "context_overflow");
 }
+
+/// The scripted upstream of the browser and e2e layers answers the
+/// housekeeping sub-agents by the first words of their prompts: keep them in
+/// step (a changed prompt would otherwise desynchronise every script).
+#[test]
+fn the_fake_upstream_recognises_the_housekeeping_prompts() {
+    let fake = include_str!("../../../tests/fakes/upstream.mjs");
+    for prompt in [compress::PROMPT, crate::agent::continuity::PROMPT] {
+        let opening: String = prompt.chars().take(35).collect();
+        assert!(fake.contains(&opening), "tests/fakes/upstream.mjs does not recognise {opening:?}");
+    }
+}
