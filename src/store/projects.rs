@@ -215,6 +215,7 @@ impl Db {
             "project": project,
             "manuscripts": self.backend.by_index(SECTIONS, "projectId", id).await?,
             "plots": self.backend.by_index(PLOTS, "projectId", id).await?,
+            "continuity": self.backend.by_index(ARTIFACTS, "sessionId", &super::continuity_session(id)).await?,
         }))
     }
 
@@ -237,12 +238,22 @@ impl Db {
         let plots: Vec<PlotItem> = self.import_records(document, "plots", PLOTS, &project).await?;
         check_forest("manuscripts", &sections)?;
         check_forest("plots", &plots)?;
+        let notes = self.import_notes(document, &project).await?;
 
         let mut writes = Vec::new();
         for store in [SECTIONS, PLOTS] {
             for v in self.backend.by_index(store, "projectId", &project.id).await? {
                 writes.push(Write::Delete { store, key: key_of(store, &v)? });
             }
+        }
+        let notes_session = super::continuity_session(&project.id);
+        if document.get("continuity").is_some() {
+            for key in self.backend.keys_by_index(ARTIFACTS, "sessionId", &notes_session).await? {
+                writes.push(Write::Delete { store: ARTIFACTS, key });
+            }
+        }
+        for note in &notes {
+            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, note)? });
         }
         writes.push(Write::Put { store: PROJECTS, value: to_value(PROJECTS, &project)? });
         for section in &sections {
@@ -253,6 +264,42 @@ impl Db {
         }
         self.backend.write(writes).await?;
         Ok(project)
+    }
+
+    /// The continuity notes of an export (optional: exports before them
+    /// have none), each an artifact of the project's notes pseudo-session
+    /// whose id is no other session's artifact.
+    async fn import_notes(&self, document: &Value, project: &Project) -> Result<Vec<SessionArtifact>> {
+        let list = match document.get("continuity") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(list)) => list,
+            Some(_) => {
+                return Err(StoreError::Invalid { field: "continuity".into(), message: "must be an array".into() })
+            }
+        };
+        let session = super::continuity_session(&project.id);
+        let mut notes = Vec::with_capacity(list.len());
+        for (i, value) in list.iter().enumerate() {
+            let at = format!("continuity[{i}]");
+            let note: SessionArtifact = serde_json::from_value(value.clone())
+                .map_err(|e| StoreError::Invalid { field: at.clone(), message: e.to_string() })?;
+            if note.session_id != session {
+                return Err(StoreError::Invalid {
+                    field: format!("{at}.sessionId"),
+                    message: "a continuity note of another project".into(),
+                });
+            }
+            if let Some(stored) = self.backend.get(ARTIFACTS, &note.id).await? {
+                if stored.get("sessionId").and_then(Value::as_str) != Some(session.as_str()) {
+                    return Err(StoreError::Invalid {
+                        field: format!("{at}.id"),
+                        message: format!("{:?} is an artifact of another session", note.id),
+                    });
+                }
+            }
+            notes.push(note);
+        }
+        Ok(notes)
     }
 
     /// The records of `field` (a list in `document`), typed and checked to

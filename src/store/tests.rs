@@ -179,12 +179,30 @@ fn export_import_round_trip() {
     let db = db();
     let p = block_on(db.create_project("Novel", "a story")).unwrap();
     block_on(db.add_section(&p.id, None, "第一章", "本文\n")).unwrap();
+    let notes = super::continuity_session(&p.id);
+    block_on(db.append_note(&notes, "Glossary", "- **本文**: the text\n")).unwrap();
     let exported = block_on(db.export_project(&p.id)).unwrap();
+    assert_eq!(exported["continuity"].as_array().unwrap().len(), 1, "the continuity notes travel with the project");
     let other = self::db();
     let imported = block_on(other.import_project(&exported)).unwrap();
     assert_eq!(imported, p);
     assert_eq!(block_on(other.export_project(&p.id)).unwrap(), exported);
+    let glossary = block_on(other.artifacts(&notes)).unwrap();
+    assert_eq!(glossary[0].lifecycle, Lifecycle::AppendOnly);
     assert_eq!(block_on(other.import_project(&json!({"format": "x"}))).unwrap_err().code(), "invalid_argument");
+    // A note that claims another session is refused, and nothing is written.
+    let mut hostile = exported.clone();
+    hostile["continuity"][0]["sessionId"] = json!("someone-else");
+    hostile["project"]["title"] = json!("Changed");
+    let err = block_on(other.import_project(&hostile)).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(err.to_string().contains("continuity[0].sessionId"), "{err}");
+    assert_eq!(block_on(other.project(&p.id)).unwrap().title, "Novel");
+    // An export from before the notes existed imports and keeps the notes there.
+    let mut older = exported.clone();
+    older.as_object_mut().unwrap().remove("continuity");
+    block_on(other.import_project(&older)).unwrap();
+    assert_eq!(block_on(other.artifacts(&notes)).unwrap().len(), 1);
 }
 
 #[test]
