@@ -330,6 +330,10 @@ pub struct Progress {
     pub prompt_tokens: usize,
     pub completion_tokens: usize,
     pub budget: usize,
+    /// Its files include web material: its summary reaches the parent
+    /// fenced, as data (a page cannot steer the parent through a child).
+    #[serde(default)]
+    pub exposed: bool,
 }
 
 /// What the parent model is told.
@@ -353,7 +357,12 @@ pub fn report(progress: &Progress, summary: &str, complete: bool) -> String {
     let summary = summary.trim();
     if !summary.is_empty() {
         let short: String = summary.chars().take(1200).collect();
-        out.push_str(&format!("\nSummary: {short}"));
+        if progress.exposed {
+            let fenced = crate::context::untrusted::fence("a delegate's summary of web material", "a delegate", &short);
+            out.push_str(&format!("\nSummary:\n{fenced}"));
+        } else {
+            out.push_str(&format!("\nSummary: {short}"));
+        }
     }
     out
 }
@@ -521,6 +530,7 @@ pub async fn run(
             Progress {
                 messages: vec![Message::system(system), Message::user(files_message(&items))],
                 budget,
+                exposed: items.iter().any(|i| crate::context::untrusted::is_fenced(&i.text)),
                 ..Progress::default()
             }
         }
