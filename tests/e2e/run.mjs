@@ -741,6 +741,38 @@ async function scenarios(browser) {
     await context.close();
   });
 
+  await check("16. with a small context window the older conversation is summarised, and the turn says so", async () => {
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+    await page.getByRole("button", { name: "New session" }).click();
+    await page.waitForFunction(() => document.querySelectorAll(".turn").length === 0);
+    const setWindow = async (tokens) => {
+      if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
+      await page.locator("#context-window").fill(String(tokens));
+      await page.getByRole("button", { name: "Save settings" }).click();
+      await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
+    };
+    await setWindow(8192);
+    const before = (await (await fetch(`${fakeUrl}/__log`)).json()).housekept;
+    // Two long messages: the second request passes 60% of the window.
+    for (const n of [1, 2]) {
+      await script([routed("chat_only"), { type: "text", text: `了解${n}。` }]);
+      await say(`${n}. ${"長い説明の文です。".repeat(280)}`);
+      await idle();
+    }
+    const notice = page.locator(".notice.compressed");
+    await notice.first().waitFor();
+    const text = await notice.first().textContent();
+    assert(text.includes("summarised") && text.includes("the conversation grew long"), `notice: ${text}`);
+    const after = (await (await fetch(`${fakeUrl}/__log`)).json()).housekept;
+    assert(after > before, "the compression sub-agent was asked");
+    const sent = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).at(-1).body.messages;
+    assert(sent[1].role === "user" && sent[1].content.startsWith("## Summary of the earlier conversation"), `second message: ${sent[1].content.slice(0, 80)}`);
+    assert((await page.locator(".turn.person").count()) === 2, "the person still sees the whole conversation");
+    await shot("e2e-16-compressed.png");
+    await setWindow(32768);
+  });
+
   await check("15. every request of the run passed a strict chat template (one leading system message, alternating roles)", async () => {
     const log = await (await fetch(`${fakeUrl}/__log`)).json();
     assert(log.strictRefusals === 0, `${log.strictRefusals} requests would have been refused by llama.cpp's template`);
