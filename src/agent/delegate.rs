@@ -169,12 +169,14 @@ impl crate::tools::Tool for DelegateTool {
     fn reads_only(&self, args: &Value) -> bool {
         args.get("kind").and_then(Value::as_str).unwrap_or("explore") == "explore"
     }
-    /// A write set that overwrites an artifact asks first, as
-    /// `update_artifact` does; creating new ones does not.
-    fn needs_approval_for(&self, args: &Value) -> bool {
+    /// A write set that overwrites an artifact asks whenever
+    /// `update_artifact` would (the person's setting for it carries down);
+    /// creating new ones does not.
+    fn approval_as(&self, args: &Value) -> Option<&'static str> {
         args.get("writes")
             .and_then(Value::as_array)
             .is_some_and(|w| w.iter().any(|w| w.get("target").and_then(Value::as_str).is_some_and(is_id)))
+            .then_some("update_artifact")
     }
     fn persists_as(&self) -> Option<crate::store::ArtifactType> {
         None

@@ -57,14 +57,19 @@ pub struct AgentEnv {
 }
 
 impl AgentEnv {
-    /// Whether this call asks the person first: the settings' per-tool
+    /// Whether this call asks the person first: whenever the tool it writes
+    /// through would (`Tool::approval_as`), else the settings' per-tool
     /// choice, else the tool's default for these arguments.
     pub fn call_needs_approval(&self, call: &crate::llm::ToolCall) -> bool {
+        let args = serde_json::from_str(&call.function.arguments).unwrap_or_default();
+        let tool = self.tools.get(&call.function.name);
+        if tool.and_then(|t| t.approval_as(&args)).is_some_and(|other| self.needs_approval(other)) {
+            return true;
+        }
         if let Some(choice) = self.settings.borrow().approvals.get(&call.function.name) {
             return *choice;
         }
-        let args = serde_json::from_str(&call.function.arguments).unwrap_or_default();
-        self.tools.get(&call.function.name).is_some_and(|t| t.needs_approval_for(&args))
+        tool.is_some_and(|t| t.needs_approval_for(&args))
     }
 
     /// Whether `tool` asks the person first (settings override the default).

@@ -281,6 +281,11 @@ pub trait Tool {
     fn needs_approval_for(&self, _args: &Value) -> bool {
         self.needs_approval_by_default()
     }
+    /// Another tool whose approval setting this call also answers to (a
+    /// call that writes what that tool writes asks whenever it would).
+    fn approval_as(&self, _args: &Value) -> Option<&'static str> {
+        None
+    }
     /// The group the settings show it in.
     fn group(&self) -> ToolGroup {
         ToolGroup::General

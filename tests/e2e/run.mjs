@@ -397,6 +397,7 @@ async function scenarios(browser) {
     await page.waitForFunction(() => [...document.querySelectorAll("li.artifact")].some((li) => li.textContent.includes("第一章の要約")));
     const child = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).find((r) => JSON.stringify(r.body).includes("write_output"));
     assert(child && child.body.model !== undefined, "the child's request reached the upstream");
+    await box.scrollIntoViewIfNeeded();
     await shot("e2e-5e-delegate.png");
     // The approved edits of the checks before updated the project's continuity notes.
     await page.locator("#continuity > summary").click();
@@ -769,6 +770,7 @@ async function scenarios(browser) {
     const sent = (await requests()).filter((r) => r.path.endsWith("/chat/completions")).at(-1).body.messages;
     assert(sent[1].role === "user" && sent[1].content.startsWith("## Summary of the earlier conversation"), `second message: ${sent[1].content.slice(0, 80)}`);
     assert((await page.locator(".turn.person").count()) === 2, "the person still sees the whole conversation");
+    await notice.first().scrollIntoViewIfNeeded();
     await shot("e2e-16-compressed.png");
     await setWindow(32768);
   });

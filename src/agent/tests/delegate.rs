@@ -376,6 +376,9 @@ fn a_write_set_that_overwrites_asks_first_and_a_static_target_is_refused() {
     .unwrap();
     let overwrite = json!({"task": "Refresh the notes", "kind": "write", "reads": [{"section": section}], "writes": [{"target": notes.id}]});
     play(&h, [writing_read(&section), vec![delegate_call(overwrite.clone())]].into_iter().flatten().collect());
+    // Not asking for delegates in general does not lift the approval an
+    // overwrite needs (the setting of update_artifact carries down).
+    h.agent.env().settings.borrow_mut().approvals.insert(delegate::NAME.into(), false);
     let paused = block_on(h.agent.send("s1", "ノートを更新", agent_on())).unwrap();
     assert_eq!(paused.status, RunStatus::Interrupted, "overwriting an artifact asks first");
     assert_eq!(paused.review.unwrap().tool, delegate::NAME);
@@ -392,7 +395,7 @@ fn a_write_set_that_overwrites_asks_first_and_a_static_target_is_refused() {
     assert_eq!(block_on(h.db.artifact(&notes.id)).unwrap().content, "new");
     // A static artifact cannot be overwritten by a child either.
     block_on(h.db.set_artifact_lifecycle(&notes.id, crate::store::Lifecycle::Static)).unwrap();
-    h.agent.env().settings.borrow_mut().approvals.insert(delegate::NAME.into(), false);
+    h.agent.env().settings.borrow_mut().approvals.insert("update_artifact".into(), false);
     play(
         &h,
         [
