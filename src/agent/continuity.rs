@@ -119,20 +119,24 @@ pub struct Updated {
     pub appended: [usize; 4],
 }
 
-/// Why an update failed.
-#[derive(Debug)]
+/// Why an update failed (nothing was appended).
+#[derive(Debug, thiserror::Error)]
 pub enum UpdateError {
+    #[error("stopped")]
     Aborted,
-    Store(StoreError),
-    /// The sub-agent's answer was unusable.
-    Model(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the sub model failed: {0}")]
+    Model(LlmError),
+    #[error("the entries do not have the expected fields: {0}")]
+    Fields(serde_json::Error),
 }
 
 /// Updates the project's notes from one chapter: the sub-agent proposes
 /// entries, the new ones are appended.
 pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> Result<Updated, UpdateError> {
-    let section = env.db.section(section_id).await.map_err(UpdateError::Store)?;
-    let existing = notes(env, &section.project_id).await.map_err(UpdateError::Store)?;
+    let section = env.db.section(section_id).await?;
+    let existing = notes(env, &section.project_id).await?;
     let texts: [String; 4] = std::array::from_fn(|i| {
         existing.iter().find(|a| a.title == NOTES[i]).map(|a| a.content.clone()).unwrap_or_default()
     });
@@ -158,10 +162,9 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
     let answer = match ask_structured(env.model.as_ref(), request, "continuity_entries", &schema, cancel).await {
         Ok(a) => a,
         Err(LlmError::Aborted) => return Err(UpdateError::Aborted),
-        Err(e) => return Err(UpdateError::Model(e.to_string())),
+        Err(e) => return Err(UpdateError::Model(e)),
     };
-    let entries: Entries = serde_json::from_value(answer.value)
-        .map_err(|e| UpdateError::Model(format!("the entries do not have the expected fields: {e}")))?;
+    let entries: Entries = serde_json::from_value(answer.value).map_err(UpdateError::Fields)?;
     let lines = new_lines(&entries, &section.title, &texts);
     let mut appended = [0usize; 4];
     let session = session_of(&section.project_id);
@@ -169,7 +172,7 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
         if add.is_empty() {
             continue;
         }
-        env.db.append_note(&session, NOTES[i], add).await.map_err(UpdateError::Store)?;
+        env.db.append_note(&session, NOTES[i], add).await?;
         appended[i] = if i == 0 { 1 } else { add.lines().count() };
     }
     Ok(Updated { project_id: section.project_id, section_id: section.id, appended })

@@ -279,9 +279,9 @@ pub fn child_prompt(args: &DelegateArgs, items: &[Resolved]) -> String {
     out
 }
 
-/// Fits the items to `room` tokens in the documented order; `Err` names
-/// what did not fit.
-pub fn fit(items: &mut [Resolved], room: usize, fixed: usize) -> Result<(), String> {
+/// Fits the items to `room` tokens in the documented order; `Err` is the
+/// tokens they still need and the room.
+pub fn fit(items: &mut [Resolved], room: usize, fixed: usize) -> Result<(), (usize, usize)> {
     let cost = |items: &[Resolved]| fixed + crate::llm::estimate_tokens(&files_message(items));
     // 1. Whole texts become snippets, the largest first.
     while cost(items) > room {
@@ -312,10 +312,7 @@ pub fn fit(items: &mut [Resolved], room: usize, fixed: usize) -> Result<(), Stri
     }
     let total = cost(items);
     if total > room {
-        return Err(format!(
-            "the read set needs about {total} tokens even as one line per file, more than the budget of {room}: give \
-             fewer files, mark some optional, or raise the budget"
-        ));
+        return Err((total, room));
     }
     Ok(())
 }
@@ -387,29 +384,54 @@ fn child_tools(kind: Kind) -> Vec<ToolSpec> {
     tools
 }
 
-/// Why a delegate could not run at all.
-#[derive(Debug)]
-pub enum Refusal {
+/// Why a delegate could not run at all (the parent model gets it as the
+/// call's error, with its code).
+#[derive(Debug, thiserror::Error)]
+pub enum DelegateError {
+    #[error("the run was stopped")]
     Aborted,
-    /// A coded error the parent model gets.
-    Failed {
-        code: &'static str,
-        message: String,
-    },
+    /// The arguments (or a file they name) are unusable.
+    #[error("delegate: {0}")]
+    InvalidArgument(String),
+    /// The read set does not fit the budget even degraded.
+    #[error(
+        "delegate: the read set needs about {needed} tokens even as one line per file, more than the budget of \
+         {budget}: give fewer files, mark some optional, or raise the budget"
+    )]
+    Budget { needed: usize, budget: usize },
+    /// Another delegate holds a target of the write set.
+    #[error("delegate: {0:?} is being written by another delegate; wait for it, or write elsewhere")]
+    Busy(String),
+    /// The child's model call failed.
+    #[error("delegate: the helper's model call failed: {0}")]
+    Model(LlmError),
 }
 
-fn refused(code: &'static str, message: impl Into<String>) -> Refusal {
-    Refusal::Failed { code, message: message.into() }
+impl DelegateError {
+    /// The stable code (as the JS errors have).
+    pub fn code(&self) -> &str {
+        match self {
+            DelegateError::Aborted => "aborted",
+            DelegateError::InvalidArgument(_) => "invalid_argument",
+            DelegateError::Budget { .. } => "budget",
+            DelegateError::Busy(_) => "busy",
+            DelegateError::Model(e) => e.code(),
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> DelegateError {
+    DelegateError::InvalidArgument(message.into())
 }
 
 /// Reads the read set from the session and the projects.
-async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Vec<Resolved>, Refusal> {
+async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Vec<Resolved>, DelegateError> {
     let mut out = Vec::new();
     for item in reads {
         let resolved = if let Some(id) = &item.artifact {
-            let a = env.db.artifact(id).await.map_err(|e| refused("invalid_argument", format!("reads: {e}")))?;
+            let a = env.db.artifact(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
             if a.session_id != ctx.thread_id {
-                return Err(refused("invalid_argument", format!("reads: artifact {id} is not in this session")));
+                return Err(invalid(format!("reads: artifact {id} is not in this session")));
             }
             Resolved {
                 key: format!("artifact:{id}"),
@@ -421,7 +443,7 @@ async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Ve
                 form: Form::Whole,
             }
         } else if let Some(id) = &item.section {
-            let s = env.db.section(id).await.map_err(|e| refused("invalid_argument", format!("reads: {e}")))?;
+            let s = env.db.section(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
             Resolved {
                 key: format!("section:{id}"),
                 title: s.title,
@@ -432,11 +454,11 @@ async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Ve
                 form: Form::Whole,
             }
         } else if let Some(project) = &item.outline {
-            let tool = env.tools.get("get_outline").ok_or_else(|| refused("invalid_state", "no outline tool"))?;
+            let tool = env.tools.get("get_outline").ok_or_else(|| invalid("the outline tool is missing"))?;
             let text = tool
                 .call(&json!({ "project_id": project }), &super::nodes::tool_context(env, ctx))
                 .await
-                .map_err(|e| refused("invalid_argument", format!("reads: outline of {project}: {e}")))?;
+                .map_err(|e| invalid(format!("reads: outline of {project}: {e}")))?;
             Resolved {
                 key: format!("outline:{project}"),
                 title: "Outline".into(),
@@ -451,7 +473,7 @@ async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Ve
                 .db
                 .artifacts(&super::continuity::session_of(project))
                 .await
-                .map_err(|e| refused("invalid_argument", format!("reads: continuity of {project}: {e}")))?;
+                .map_err(|e| invalid(format!("reads: continuity of {project}: {e}")))?;
             for note in notes.into_iter().filter(|n| !n.content.trim().is_empty()) {
                 out.push(Resolved {
                     key: format!("artifact:{}", note.id),
@@ -465,8 +487,7 @@ async fn resolve(env: &AgentEnv, ctx: &Ctx<'_>, reads: &[ReadItem]) -> Result<Ve
             }
             continue;
         } else {
-            return Err(refused(
-                "invalid_argument",
+            return Err(invalid(
                 "reads: each item names an artifact, a section, an outline or a project's continuity notes",
             ));
         };
@@ -484,14 +505,13 @@ pub async fn run(
     key: &str,
     args: &Value,
     resume: Option<Progress>,
-) -> Result<String, Refusal> {
-    let args: DelegateArgs =
-        serde_json::from_value(args.clone()).map_err(|e| refused("invalid_argument", format!("delegate: {e}")))?;
+) -> Result<String, DelegateError> {
+    let args: DelegateArgs = serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
     if args.task.trim().is_empty() {
-        return Err(refused("invalid_argument", "delegate: the task is empty"));
+        return Err(invalid("the task is empty"));
     }
     if args.kind == Kind::Explore && !args.writes.is_empty() {
-        return Err(refused("invalid_argument", "delegate: an explore delegate writes nothing; use kind \"write\""));
+        return Err(invalid("an explore delegate writes nothing; use kind \"write\""));
     }
     let settings = env.settings.borrow().clone();
     let room = settings.context_window.saturating_sub(OUTPUT_RESERVE);
@@ -502,15 +522,7 @@ pub async fn run(
         let name = format!("atelier-agent/write/{}/{}/{}", env.scope, ctx.thread_id, w.target.trim());
         match crate::platform::try_lock(&name).await {
             Some(lock) => locks.push(lock),
-            None => {
-                return Err(refused(
-                    "busy",
-                    format!(
-                        "delegate: {:?} is being written by another delegate; wait for it, or write elsewhere",
-                        w.target
-                    ),
-                ))
-            }
+            None => return Err(DelegateError::Busy(w.target.clone())),
         }
     }
     let model = match settings.delegation_model.as_str() {
@@ -527,7 +539,7 @@ pub async fn run(
                 tools: tools.clone(),
                 ..ChatRequest::new("", vec![Message::system(system.clone())])
             });
-            fit(&mut items, budget, fixed).map_err(|m| refused("budget", format!("delegate: {m}")))?;
+            fit(&mut items, budget, fixed).map_err(|(needed, budget)| DelegateError::Budget { needed, budget })?;
             let system = child_prompt(&args, &items);
             Progress {
                 messages: vec![Message::system(system), Message::user(files_message(&items))],
@@ -553,8 +565,8 @@ pub async fn run(
         }
         let outcome = match env.model.chat(request, &mut |_| {}, ctx.cancel).await {
             Ok(o) => o,
-            Err(LlmError::Aborted) => return Err(Refusal::Aborted),
-            Err(e) => return Err(refused(e.code(), format!("delegate: the helper's model call failed: {e}"))),
+            Err(LlmError::Aborted) => return Err(DelegateError::Aborted),
+            Err(e) => return Err(DelegateError::Model(e)),
         };
         progress.prompt_tokens += outcome.usage.map_or(estimate, |u| u.prompt_tokens as usize);
         progress.completion_tokens += outcome
@@ -729,8 +741,8 @@ mod tests {
         fit(&mut items, 350, 0).unwrap();
         assert_eq!(items[0].form, Form::Line, "then the oldest become one line: {items:?}");
         let mut items = vec![item("a", 8000, 1.0, false), item("b", 2000, 2.0, false), item("c", 4000, 3.0, true)];
-        let err = fit(&mut items, 20, 0).unwrap_err();
-        assert!(err.contains("budget"), "{err}");
+        let (needed, room) = fit(&mut items, 20, 0).unwrap_err();
+        assert!(needed > room && room == 20);
     }
 
     #[test]

@@ -458,12 +458,7 @@ impl Agent {
                     }
                 }
                 Err(continuity::UpdateError::Aborted) => return,
-                Err(continuity::UpdateError::Store(e)) => {
-                    warn(options, format!("the continuity notes were not updated: {e}"))
-                }
-                Err(continuity::UpdateError::Model(e)) => {
-                    warn(options, format!("the continuity notes were not updated (the sub model's answer: {e})"))
-                }
+                Err(e) => warn(options, format!("the continuity notes were not updated: {e}")),
             }
         }
     }
@@ -472,11 +467,13 @@ impl Agent {
     /// person's request; also run after approved chapter edits).
     pub async fn update_continuity(&self, section_id: &str) -> Result<continuity::Updated, AgentError> {
         continuity::update(&self.env, section_id, &CancelToken::new()).await.map_err(|e| match e {
-            continuity::UpdateError::Aborted => AgentError { code: "aborted".into(), message: "stopped".into() },
             continuity::UpdateError::Store(e) => store_error(e),
-            continuity::UpdateError::Model(message) => AgentError {
+            continuity::UpdateError::Model(e) => {
+                AgentError { code: e.code().into(), message: format!("the continuity notes were not updated: {e}") }
+            }
+            other => AgentError {
                 code: "malformed_response".into(),
-                message: format!("the continuity notes were not updated: {message}"),
+                message: format!("the continuity notes were not updated: {other}"),
             },
         })
     }

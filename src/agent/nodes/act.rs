@@ -132,8 +132,8 @@ async fn run_delegate(
     }
     let content = match delegate::run(env, ctx, call, key, args, progress).await {
         Ok(report) => report,
-        Err(delegate::Refusal::Aborted) => return "Error: the run was stopped.".to_owned().into(),
-        Err(delegate::Refusal::Failed { code, message }) => format!("Error: {message} [code: {code}]"),
+        Err(delegate::DelegateError::Aborted) => return "Error: the run was stopped.".to_owned().into(),
+        Err(e) => format!("Error: {e} [code: {}]", e.code()),
     };
     let done = Receipt::new(session, key, ReceiptOutcome::Done, content.clone());
     if let Err(e) = env.db.record_receipt(&done).await {

@@ -9,13 +9,18 @@ use super::super::AgentEnv;
 use super::request::RequestParts;
 use crate::llm::{ask_structured, estimate_request, ChatRequest, LlmError, Message};
 
-/// Why a compression did not happen.
+/// Why a compression did not happen. Any but `Aborted` leaves the full
+/// history in place and the next model call decides again.
+#[derive(Debug, thiserror::Error)]
 pub(super) enum CompactError {
+    #[error("the run was stopped")]
     Aborted,
-    /// The compressor failed (upstream error, bad JSON, missing fields, or
-    /// the part to summarise does not fit its request): the full history
-    /// stays and the next trigger tries again.
-    Failed(String),
+    #[error("the sub model failed: {0}")]
+    Model(LlmError),
+    #[error("the summary does not have the expected fields: {0}")]
+    Fields(serde_json::Error),
+    #[error("the part to summarise does not fit the sub model's request even when cut short")]
+    TooLarge,
 }
 
 /// Whether the last message of the conversation is a heavy tool result.
@@ -92,9 +97,7 @@ pub(super) async fn compact(
         return Ok(None);
     }
     let budget = settings.context_window.saturating_sub(compress::MAX_SUMMARY_TOKENS as usize + 256);
-    let input = compress::compressor_input(current.map(|c| &c.summary), part, budget).ok_or_else(|| {
-        CompactError::Failed("the part to summarise does not fit the sub-model's request even when cut short".into())
-    })?;
+    let input = compress::compressor_input(current.map(|c| &c.summary), part, budget).ok_or(CompactError::TooLarge)?;
     let mut request =
         ChatRequest::new(settings.sub_model.clone(), vec![Message::system(compress::PROMPT), Message::user(input)]);
     request.temperature = Some(0.0);
@@ -103,9 +106,9 @@ pub(super) async fn compact(
     let answer = match ask_structured(env.model.as_ref(), request, "context_summary", &schema, ctx.cancel).await {
         Ok(answer) => answer,
         Err(LlmError::Aborted) => return Err(CompactError::Aborted),
-        Err(e) => return Err(CompactError::Failed(e.to_string())),
+        Err(e) => return Err(CompactError::Model(e)),
     };
-    let summary = compress::parse_summary(answer.value).map_err(CompactError::Failed)?;
+    let summary = compress::parse_summary(answer.value).map_err(CompactError::Fields)?;
     let previous = current.map(|c| c.constraints.as_slice()).unwrap_or_default();
     let constraints = compress::merge_constraints(&[previous, &compress::person_constraints(part, from == 0)]);
     let (artifacts, artifact_listing) = parts.carried(part, current);

@@ -77,7 +77,7 @@ async fn call_model(
             }
             Ok(None) => {}
             Err(CompactError::Aborted) => return Err(NodeError::Aborted),
-            Err(CompactError::Failed(why)) => ctx.warning(format!(
+            Err(why) => ctx.warning(format!(
                 "the conversation could not be summarised ({why}); the full history is kept and the next model call \
                  tries again"
             )),

@@ -222,8 +222,7 @@ pub(super) async fn run_child(
     let call = ToolCall::new(key, delegate::NAME, args);
     match delegate::run(env, &ctx, &call, key, args, None).await {
         Ok(text) => Ok(text),
-        Err(delegate::Refusal::Aborted) => Err("aborted".into()),
-        Err(delegate::Refusal::Failed { code, .. }) => Err(code.to_owned()),
+        Err(e) => Err(e.code().to_owned()),
     }
 }
 
