@@ -33,7 +33,10 @@ export type AtelierErrorCode =
 
 /// Runs when the module is instantiated: panics (which bad input must never
 /// cause) are reported on the console with their message and location
-/// instead of an opaque "unreachable".
+/// instead of an opaque "unreachable". The release package is built with
+/// `-Cpanic=immediate-abort` (wasm-pack.toml `[std]`): there a panic traps
+/// at once, without the message machinery this hook would keep.
+#[cfg(not(panic = "immediate-abort"))]
 #[wasm_bindgen(start)]
 fn start() {
     std::panic::set_hook(Box::new(|info| {

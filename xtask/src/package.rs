@@ -15,7 +15,56 @@ struct Matrix {
     package: PackageConfig,
     #[serde(rename = "wasm-opt")]
     wasm_opt: WasmOpt,
+    std: Option<StdBuild>,
     build: Vec<BuildEntry>,
+}
+
+/// How release builds compile the standard library with the package.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct StdBuild {
+    build_std: Vec<String>,
+    build_std_features: Vec<String>,
+    rustflags: Vec<String>,
+}
+
+impl StdBuild {
+    /// Whether this compiler takes the flags (they are unstable: a compiler
+    /// older or newer than the one they were measured on may not). The
+    /// standard library's sources come with rustup's `rust-src`.
+    fn usable(&self) -> bool {
+        if let Err(e) = crate::tools::ensure_rust_src() {
+            eprintln!("note: {e}; building without the package's own standard library (a larger .wasm)");
+            return false;
+        }
+        let probe = Cmd::new("rustc")
+            .args(&self.rustflags)
+            .args(["--print", "cfg", "--target", "wasm32-unknown-unknown"])
+            .env("RUSTC_BOOTSTRAP", "1");
+        if crate::cmd::output(probe).is_none() {
+            eprintln!(
+                "note: rustc does not take {}; building without the package's own standard library (a larger .wasm)",
+                self.rustflags.join(" ")
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Adds the cargo arguments and environment to a `wasm-pack build`.
+    fn apply(&self, cmd: Cmd) -> Cmd {
+        let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+        for f in &self.rustflags {
+            if !flags.is_empty() {
+                flags.push(' ');
+            }
+            flags.push_str(f);
+        }
+        cmd.arg(format!("-Zbuild-std={}", self.build_std.join(",")))
+            .arg(format!("-Zbuild-std-features={}", self.build_std_features.join(",")))
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env("RUSTFLAGS", flags)
+    }
 }
 
 #[derive(Deserialize)]
@@ -67,8 +116,18 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
         let mut cmd = Cmd::new("wasm-pack").args(["build", "--no-opt", "--target", &entry.target]);
         cmd = cmd.args(["--out-dir", &entry.out_dir, "--out-name", &matrix.package.out_name]);
         cmd = cmd.arg(if entry.release { "--release" } else { "--dev" });
+        // What follows `--` goes to cargo build.
+        let std = matrix.std.as_ref().filter(|s| entry.release && s.usable());
+        if !entry.features.is_empty() || std.is_some() {
+            // The crate's path first: wasm-pack would take the first word
+            // after `--` that does not start with `-` for it.
+            cmd = cmd.args([".", "--"]);
+        }
         if !entry.features.is_empty() {
-            cmd = cmd.args(["--", "--features", &entry.features.join(",")]);
+            cmd = cmd.args(["--features", &entry.features.join(",")]);
+        }
+        if let Some(std) = std {
+            cmd = std.apply(cmd);
         }
         run(cmd.dir(root))?;
         let out = root.join(&entry.out_dir);

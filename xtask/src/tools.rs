@@ -42,6 +42,17 @@ fn have(program: &str) -> bool {
     output(Cmd::new("sh").args(["-c", &format!("command -v {program}")])).is_some_and(|p| !p.is_empty())
 }
 
+/// The standard library's sources, which release builds of the package
+/// compile (`[std]` in wasm-pack.toml): rustup's `rust-src` component.
+pub fn ensure_rust_src() -> Result {
+    let sysroot = output(Cmd::new("rustc").args(["--print", "sysroot"])).ok_or("rustc cannot print its sysroot")?;
+    if Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library/std").is_dir() {
+        return Ok(());
+    }
+    run(Cmd::new("rustup").args(["component", "add", "rust-src"]))
+        .map_err(|e| format!("the standard library's sources are missing and could not be added ({e})"))
+}
+
 /// Debian packages: (package, file it provides).
 const APT: &[(&str, &str)] =
     &[("chromium", CHROMIUM), ("chromium-driver", CHROMEDRIVER), ("nodejs", "node"), ("npm", "npm")];
