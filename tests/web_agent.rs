@@ -275,6 +275,19 @@ async fn artifacts_import_through_the_js_api_whole_or_not_at_all() {
     moved["sessionId"] = json!("another");
     let refused = JsFuture::from(agent.import_artifacts(js(json!([moved])))).await.unwrap_err();
     assert_eq!(code(refused).as_deref(), Some("invalid_argument"), "nor move an artifact to another session");
+    // A large import (which reads the key list first) checks the same.
+    let mut batch: Vec<Value> = (0..100)
+        .map(|i| {
+            let mut r = rows[2].clone();
+            r["id"] = json!(format!("n-{i:03}"));
+            r
+        })
+        .collect();
+    batch.push(moved);
+    let refused = JsFuture::from(agent.import_artifacts(js(json!(batch)))).await.unwrap_err();
+    assert_eq!(code(refused).as_deref(), Some("invalid_argument"), "a large import cannot move one either");
+    let list: Array = JsFuture::from(agent.list_artifacts("imported".into())).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 300, "nothing of the refused import was written");
     let refused = JsFuture::from(agent.set_artifact_lifecycle("d-000".into(), "frozen".into())).await.unwrap_err();
     assert_eq!(code(refused).as_deref(), Some("invalid_argument"));
     // The person's deliberate way to edit it.

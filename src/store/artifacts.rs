@@ -15,6 +15,12 @@ use crate::platform;
 /// Shortest id prefix accepted as a reference.
 const MIN_PREFIX: usize = 4;
 
+/// Imports of at least this many records read the artifact store's key list
+/// before looking up the artifacts they replace; smaller ones look up their
+/// own ids (one read per record, all in one transaction) instead of reading
+/// every key of a store that may hold thousands.
+const KEY_LIST_FROM: usize = 64;
+
 /// Finds the artifact `reference` names in the session: exact id, then a
 /// unique id prefix, then exact title, then case-insensitive title. Several
 /// matches at one rung are an error listing them, never a guess.
@@ -259,27 +265,45 @@ impl Db {
     /// artifact refuses the whole import and nothing is written. A large
     /// import leaves each session's index to its first read.
     pub async fn import_artifacts(&self, records: Vec<Value>) -> Result<usize> {
-        let mut writes = Vec::with_capacity(records.len());
-        // Artifacts the import would replace (keys only; only those are read).
-        let existing: std::collections::HashSet<String> = self.backend.all_keys(ARTIFACTS).await?.into_iter().collect();
+        let mut artifacts = Vec::with_capacity(records.len());
         for (i, record) in records.into_iter().enumerate() {
             let id = record.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
             let artifact: SessionArtifact = serde_json::from_value(record).map_err(|e| StoreError::Invalid {
                 field: format!("artifacts[{i}]"),
                 message: format!("(id {id}) {e}"),
             })?;
-            if existing.contains(&artifact.id) {
-                if let Some(stored) = self.get::<SessionArtifact>(ARTIFACTS, &artifact.id).await? {
-                    if stored.session_id != artifact.session_id {
-                        return Err(StoreError::Invalid {
-                            field: format!("artifacts[{i}].sessionId"),
-                            message: format!("artifact {id} belongs to another session; nothing was imported"),
-                        });
-                    }
-                    check_replacement(&stored, &artifact)?;
+            artifacts.push(artifact);
+        }
+        // The stored artifacts the import would replace, read in one batch:
+        // a small import looks up its own ids; a large one first reads the
+        // store's key list (keys only), so an import into an empty store
+        // reads nothing else.
+        let mut replaced: Vec<String> = artifacts.iter().map(|a| a.id.clone()).collect();
+        if artifacts.len() >= KEY_LIST_FROM {
+            let existing: std::collections::HashSet<String> =
+                self.backend.all_keys(ARTIFACTS).await?.into_iter().collect();
+            replaced.retain(|id| existing.contains(id));
+        }
+        let stored: std::collections::HashMap<String, SessionArtifact> = self
+            .backend
+            .get_many(ARTIFACTS, &replaced)
+            .await?
+            .into_iter()
+            .flatten()
+            .map(|v| super::db::from_value::<SessionArtifact>(ARTIFACTS, v).map(|a| (a.id.clone(), a)))
+            .collect::<Result<_>>()?;
+        let mut writes = Vec::with_capacity(artifacts.len());
+        for (i, artifact) in artifacts.iter().enumerate() {
+            if let Some(stored) = stored.get(&artifact.id) {
+                if stored.session_id != artifact.session_id {
+                    return Err(StoreError::Invalid {
+                        field: format!("artifacts[{i}].sessionId"),
+                        message: format!("artifact {} belongs to another session; nothing was imported", artifact.id),
+                    });
                 }
+                check_replacement(stored, artifact)?;
             }
-            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, &artifact)? });
+            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, artifact)? });
         }
         let count = writes.len();
         self.backend.write(writes).await?;

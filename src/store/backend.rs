@@ -32,6 +32,16 @@ pub trait Backend {
     /// number, or an array for a compound index), by primary key.
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>>;
 
+    /// The records with the primary keys `keys`, in their order (`None`
+    /// where there is none). IndexedDB issues them all in one transaction.
+    async fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<Option<Value>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            out.push(self.get(store, key).await?);
+        }
+        Ok(out)
+    }
+
     /// The records whose single-field index `index` equals `value`.
     async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
         self.by_index_key(store, index, &Value::String(value.to_owned())).await

@@ -289,6 +289,43 @@ fn only_active_artifacts_get_an_index_snippet() {
     assert!(ArtifactSnippet::index_field(&json!({"id": "b", "content": "x"})).get("snippet").is_none());
 }
 
+/// Small imports look up their own ids, large ones read the key list
+/// first: both find the stored artifacts they would replace.
+#[test]
+fn imports_of_any_size_check_the_artifacts_they_replace() {
+    let db = db();
+    let theirs = block_on(db.create_artifact(
+        "other",
+        ArtifactType::Text,
+        "Theirs",
+        "t",
+        Lifecycle::Overwritable,
+        Origin::Agent,
+    ))
+    .unwrap();
+    let fixed =
+        block_on(db.create_artifact("s", ArtifactType::Text, "Fixed", "f", Lifecycle::Static, Origin::User)).unwrap();
+    let row = |id: &str, session: &str, content: &str, lifecycle: &str| {
+        json!({"id": id, "sessionId": session, "type": "text", "title": "T", "content": content,
+               "isActive": true, "createdAt": 1.0, "updatedAt": 1.0, "lifecycle": lifecycle})
+    };
+    for size in [1, 200] {
+        let fresh = |n: usize| (0..n).map(|i| row(&format!("new-{size}-{i}"), "s", "x", "overwritable"));
+        let mut taking = fresh(size - 1).collect::<Vec<_>>();
+        taking.push(row(&theirs.id, "s", "mine now", "overwritable"));
+        let err = block_on(db.import_artifacts(taking)).unwrap_err();
+        assert!(err.to_string().contains("belongs to another session"), "{size}: {err}");
+        let mut changing = fresh(size - 1).collect::<Vec<_>>();
+        changing.push(row(&fixed.id, "s", "changed", "static"));
+        assert_eq!(block_on(db.import_artifacts(changing)).unwrap_err().code(), "lifecycle", "{size}");
+        assert!(block_on(db.artifact(&format!("new-{size}-0"))).is_err(), "{size}: nothing was written");
+        assert_eq!(block_on(db.artifact(&theirs.id)).unwrap(), theirs);
+        let mut same = fresh(size - 1).collect::<Vec<_>>();
+        same.push(serde_json::to_value(&fixed).unwrap());
+        assert_eq!(block_on(db.import_artifacts(same)).unwrap(), size, "an unchanged static artifact imports");
+    }
+}
+
 #[test]
 fn an_import_never_takes_another_projects_records() {
     let db = db();

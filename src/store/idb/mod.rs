@@ -225,6 +225,22 @@ impl Backend for IdbBackend {
         Ok(Some(record(store, from_js(store, &value)?)))
     }
 
+    async fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<Option<Value>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
+        let requests = Array::new();
+        let objects = tx.object_store(store).map_err(|e| store_error(&e))?;
+        for key in keys {
+            let request = objects.get(&JsValue::from_str(key)).map_err(|e| store_error(&e))?;
+            requests.push(&request_promise(&request));
+        }
+        // A missing record is `undefined`, which JSON writes as null.
+        let found = settle(Promise::all(&requests)).await?;
+        Ok(from_js::<Vec<Option<Value>>>(store, &found)?.into_iter().map(|v| v.map(|v| record(store, v))).collect())
+    }
+
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
         let key = to_js(key)?;
         let all = self.read(store, |s| s.index(index)?.get_all_with_key(&key)).await?;
