@@ -1,7 +1,7 @@
 //! Session artifacts as the agent's tools see them: loose references
 //! resolved carefully, lifecycles enforced, edits through Adit.
 
-use super::backend::Write;
+use super::backend::{Guard, Write};
 use super::db::{Db, Origin};
 use super::error::{Result, StoreError};
 use super::history::Change;
@@ -274,27 +274,29 @@ impl Db {
             })?;
             artifacts.push(artifact);
         }
-        // The stored artifacts the import would replace, read in one batch:
-        // a small import looks up its own ids; a large one first reads the
+        // The stored artifacts the import would replace are read in the
+        // import's own transaction and checked before anything is written: a
+        // small import looks up its own ids; a large one first reads the
         // store's key list (keys only), so an import into an empty store
-        // reads nothing else.
-        let mut replaced: Vec<String> = artifacts.iter().map(|a| a.id.clone()).collect();
+        // looks up nothing.
+        let mut keys: Vec<String> = artifacts.iter().map(|a| a.id.clone()).collect();
         if artifacts.len() >= KEY_LIST_FROM {
             let existing: std::collections::HashSet<String> =
                 self.backend.all_keys(ARTIFACTS).await?.into_iter().collect();
-            replaced.retain(|id| existing.contains(id));
+            keys.retain(|id| existing.contains(id));
         }
-        let stored: std::collections::HashMap<String, SessionArtifact> = self
-            .backend
-            .get_many(ARTIFACTS, &replaced)
-            .await?
-            .into_iter()
-            .flatten()
-            .map(|v| super::db::from_value::<SessionArtifact>(ARTIFACTS, v).map(|a| (a.id.clone(), a)))
-            .collect::<Result<_>>()?;
-        let mut writes = Vec::with_capacity(artifacts.len());
-        for (i, artifact) in artifacts.iter().enumerate() {
-            if let Some(stored) = stored.get(&artifact.id) {
+        let writes = artifacts
+            .iter()
+            .map(|a| Ok(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, a)? }))
+            .collect::<Result<Vec<_>>>()?;
+        let check = |found: Vec<Option<Value>>| -> Result<()> {
+            let mut stored = std::collections::HashMap::new();
+            for value in found.into_iter().flatten() {
+                let artifact: SessionArtifact = super::db::from_value(ARTIFACTS, value)?;
+                stored.insert(artifact.id.clone(), artifact);
+            }
+            for (i, artifact) in artifacts.iter().enumerate() {
+                let Some(stored) = stored.get(&artifact.id) else { continue };
                 if stored.session_id != artifact.session_id {
                     return Err(StoreError::Invalid {
                         field: format!("artifacts[{i}].sessionId"),
@@ -303,10 +305,10 @@ impl Db {
                 }
                 check_replacement(stored, artifact)?;
             }
-            writes.push(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, artifact)? });
-        }
+            Ok(())
+        };
         let count = writes.len();
-        self.backend.write(writes).await?;
+        self.backend.write_guarded(Guard { store: ARTIFACTS, keys, check: Box::new(check) }, writes).await?;
         Ok(count)
     }
 

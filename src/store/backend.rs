@@ -23,6 +23,16 @@ pub enum Write {
     Delete { store: &'static str, key: String },
 }
 
+/// The condition a batch is written under: the records with `keys` in
+/// `store`, as they are when the batch starts, must pass `check`, or
+/// nothing is written and its error is the batch's.
+pub struct Guard<'a> {
+    pub store: &'static str,
+    pub keys: Vec<String>,
+    /// Gets the records in the order of `keys` (`None` where there is none).
+    pub check: Box<dyn FnOnce(Vec<Option<Value>>) -> Result<()> + 'a>,
+}
+
 /// Where records live.
 #[async_trait(?Send)]
 pub trait Backend {
@@ -60,6 +70,14 @@ pub trait Backend {
     }
     /// Applies every write or none.
     async fn write(&self, writes: Vec<Write>) -> Result<()>;
+    /// Applies every write or none, if the guard's records pass its check.
+    /// IndexedDB reads them in the batch's own transaction, so no other
+    /// tab's write can come between the check and the batch.
+    async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
+        let found = self.get_many(guard.store, &guard.keys).await?;
+        (guard.check)(found)?;
+        self.write(writes).await
+    }
 
     /// The index entries of a session's artifacts (only the active ones when
     /// `active_only`), in id order. This default derives them from the full

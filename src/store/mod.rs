@@ -26,7 +26,7 @@ mod tree;
 mod idb;
 
 pub use artifacts::{check_lifecycle, resolve};
-pub use backend::{key_of, Backend, MemoryBackend, Write};
+pub use backend::{key_of, Backend, Guard, MemoryBackend, Write};
 pub use checkpoints::StoreCheckpointer;
 pub use db::{Db, Origin};
 pub use error::{Result, StoreError};

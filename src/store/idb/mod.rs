@@ -34,7 +34,7 @@ use web_sys::{IdbDatabase, IdbIndex, IdbRequest, IdbTransaction, IdbTransactionM
 #[cfg(feature = "test-hooks")]
 pub use write::testing;
 
-use super::backend::{Backend, Write};
+use super::backend::{Backend, Guard, Write};
 use super::error::{Result, StoreError};
 use super::model::stores::{ARTIFACTS, PLOTS, PROJECTS, SECTIONS};
 use super::model::{ArtifactSnippet, INDEX_FIELD};
@@ -230,15 +230,7 @@ impl Backend for IdbBackend {
             return Ok(Vec::new());
         }
         let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let requests = Array::new();
-        let objects = tx.object_store(store).map_err(|e| store_error(&e))?;
-        for key in keys {
-            let request = objects.get(&JsValue::from_str(key)).map_err(|e| store_error(&e))?;
-            requests.push(&request_promise(&request));
-        }
-        // A missing record is `undefined`, which JSON writes as null.
-        let found = settle(Promise::all(&requests)).await?;
-        Ok(from_js::<Vec<Option<Value>>>(store, &found)?.into_iter().map(|v| v.map(|v| record(store, v))).collect())
+        get_all_of(&tx, store, keys)?.await
     }
 
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
@@ -269,6 +261,32 @@ impl Backend for IdbBackend {
     }
 
     async fn write(&self, writes: Vec<Write>) -> Result<()> {
-        write::write(self, writes).await
+        write::write(self, None, writes).await
     }
+
+    async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
+        write::write(self, Some(guard), writes).await
+    }
+}
+
+/// Issues a read of each of `keys` in `tx`; the future gets the records in
+/// that order. Awaiting it keeps `tx` active: the requests' promises settle
+/// in the success event's microtasks, where more requests may be issued.
+fn get_all_of(
+    tx: &IdbTransaction,
+    store: &str,
+    keys: &[String],
+) -> Result<impl std::future::Future<Output = Result<Vec<Option<Value>>>>> {
+    let requests = Array::new();
+    let objects = tx.object_store(store).map_err(|e| store_error(&e))?;
+    for key in keys {
+        let request = objects.get(&JsValue::from_str(key)).map_err(|e| store_error(&e))?;
+        requests.push(&request_promise(&request));
+    }
+    let store = store.to_owned();
+    Ok(async move {
+        // A missing record is `undefined`, which JSON writes as null.
+        let found = settle(Promise::all(&requests)).await?;
+        Ok(from_js::<Vec<Option<Value>>>(&store, &found)?.into_iter().map(|v| v.map(|v| record(&store, v))).collect())
+    })
 }

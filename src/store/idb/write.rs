@@ -10,8 +10,8 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::IdbTransactionMode;
 
-use super::{settle, store_error, to_js, transaction_promise, IdbBackend};
-use crate::store::backend::Write;
+use super::{get_all_of, settle, store_error, to_js, transaction_promise, IdbBackend};
+use crate::store::backend::{Backend, Guard, Write};
 use crate::store::error::Result;
 use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
 use crate::store::model::{ArtifactSnippet, INDEX_FIELD};
@@ -48,10 +48,14 @@ fn injected_failure() -> Option<JsValue> {
     None
 }
 
-/// Applies every write of the batch or none.
-pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()> {
+/// Applies every write of the batch or none; with a guard, only if the
+/// guard's records, read first in the same transaction, pass its check.
+pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes: Vec<Write>) -> Result<()> {
     if writes.is_empty() {
-        return Ok(());
+        return match guard {
+            Some(guard) => (guard.check)(backend.get_many(guard.store, &guard.keys).await?),
+            None => Ok(()),
+        };
     }
     let lazy = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count() >= LAZY_INDEX_BATCH;
     let mut stores: Vec<&str> = writes
@@ -92,12 +96,26 @@ pub(super) async fn write(backend: &IdbBackend, writes: Vec<Write>) -> Result<()
     if lazy {
         stores.push(INDEX_STALE);
     }
+    if let Some(guard) = &guard {
+        stores.push(guard.store);
+    }
     stores.sort_unstable();
     stores.dedup();
     let records = js_sys::Array::from(&to_js(&values)?);
 
     let tx = backend.transaction(&stores, IdbTransactionMode::Readwrite)?;
     let done = transaction_promise(&tx);
+    if let Some(guard) = guard {
+        let checked = match get_all_of(&tx, guard.store, &guard.keys) {
+            Ok(found) => found.await.and_then(guard.check),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = checked {
+            let _ = tx.abort();
+            let _ = settle(done).await;
+            return Err(e);
+        }
+    }
     let mut failure = None;
     for (i, (store, request)) in requests.iter().enumerate() {
         let issued = tx.object_store(store).and_then(|s| match request {
