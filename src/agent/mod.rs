@@ -192,7 +192,7 @@ fn build(env: &Rc<AgentEnv>) -> CompiledGraph<AgentState> {
                 match pending.first() {
                     Some(call) if approval_env.call_needs_approval(call) || s.held(call) => "prepare_review".into(),
                     Some(_) => "tools".into(),
-                    None if s.responded() => after_tools(),
+                    None if s.responded(&approval_env.tools) => after_tools(),
                     None => "agent".into(),
                 }
             },

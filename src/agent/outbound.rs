@@ -7,12 +7,18 @@
 //! a call that reaches the network asks the person first (the same review
 //! dialog as an edit, with the full URL) when:
 //!
-//! * `open_url`: the URL was neither written by the person (it appears in one
-//!   of their messages) nor taken verbatim from a search result list;
-//! * `open_url` or `web_search`: the URL or query carries text of the
-//!   person's project (a run of [`WINDOW`] characters found in a chapter, a
-//!   plot item or a project description), whatever its source;
-//! * `web_search`: the query is longer than [`MAX_QUERY_CHARS`].
+//! * an address (`open_url`): it was neither written by the person (it
+//!   appears in one of their messages) nor taken verbatim from a search
+//!   result list;
+//! * an address or a query (`web_search`): it carries text of the person's
+//!   project (a run of [`WINDOW`] characters found in a chapter, a plot item
+//!   or a project description), whatever its source;
+//! * a query: it is longer than [`MAX_QUERY_CHARS`].
+//!
+//! What a call sends is the tool's own declaration ([`Tool::sends`]), not
+//! its name: a tool that reaches the network is covered by saying so.
+//!
+//! [`Tool::sends`]: crate::tools::Tool::sends
 //!
 //! So ordinary research (search, then open results; open a link the person
 //! gave) never stops, while "read the manuscript, then open
@@ -26,6 +32,7 @@ use serde_json::Value;
 use crate::context::untrusted::is_fenced;
 use crate::llm::{Message, ToolCall};
 use crate::store::{Db, StoreError};
+use crate::tools::{Outbound, ToolRegistry};
 
 /// Characters of project text that, found in a URL or query, count as a leak.
 pub const WINDOW: usize = 16;
@@ -60,11 +67,16 @@ pub fn person_texts(messages: &[Message]) -> Vec<&str> {
 ///
 /// `links` are the URLs search results offered; `person` what the person
 /// wrote (see [`person_texts`]).
-pub async fn hold_reason(call: &ToolCall, args: &Value, person: &[&str], links: &[String], db: &Db) -> Option<String> {
-    let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned();
-    match call.function.name.as_str() {
-        "open_url" => {
-            let url = text("url");
+pub async fn hold_reason(
+    tools: &ToolRegistry,
+    call: &ToolCall,
+    args: &Value,
+    person: &[&str],
+    links: &[String],
+    db: &Db,
+) -> Option<String> {
+    match tools.sends(call, args)? {
+        Outbound::Address(url) => {
             let decoded = decode_url(&url);
             // The person reads what the address carries, not its %-escapes.
             let reads = if decoded == url {
@@ -90,8 +102,7 @@ pub async fn hold_reason(call: &ToolCall, args: &Value, person: &[&str], links: 
                 )
             })
         }
-        "web_search" => {
-            let query = text("query");
+        Outbound::Query(query) => {
             if query.chars().count() > MAX_QUERY_CHARS {
                 return Some(format!(
                     "Web content is in this conversation, and this search query is unusually long ({} characters).",
@@ -102,7 +113,6 @@ pub async fn hold_reason(call: &ToolCall, args: &Value, person: &[&str], links: 
                 .await
                 .then(|| "This search query contains text from your project.".to_owned())
         }
-        _ => None,
     }
 }
 
@@ -215,6 +225,50 @@ mod tests {
         assert_eq!(decode_url("https://e.x/?d=%E9%9B%A8%E3%81%8C+fell%2"), "https://e.x/?d=雨が fell%2");
         assert_eq!(decode_url("%zz%4"), "%zz%4");
         assert_eq!(host_of("https://user@evil.example:8080/x?y"), "evil.example:8080");
+    }
+
+    /// The rule reads what a tool says it sends, not its name: a tool that
+    /// reaches the network is covered by declaring it.
+    #[test]
+    fn any_tool_that_declares_an_address_is_held_for_addresses_nobody_gave() {
+        struct Feed;
+        #[async_trait::async_trait(?Send)]
+        impl crate::tools::Tool for Feed {
+            fn name(&self) -> &'static str {
+                "fetch_feed"
+            }
+            fn spec(&self) -> crate::llm::ToolSpec {
+                crate::llm::ToolSpec::function("fetch_feed", "", serde_json::json!({"type": "object"}))
+            }
+            fn read_only(&self) -> bool {
+                true
+            }
+            fn persists_as(&self) -> Option<crate::store::ArtifactType> {
+                None
+            }
+            fn sends(&self, args: &Value) -> Option<Outbound> {
+                Some(Outbound::Address(crate::tools::text_arg(args, "feed")))
+            }
+            async fn call(
+                &self,
+                _: &Value,
+                _: &crate::tools::ToolContext,
+            ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
+                Ok(crate::tools::ToolOutput::text("ok"))
+            }
+        }
+        let mut tools = ToolRegistry::standard();
+        tools.register(std::rc::Rc::new(Feed));
+        let db = Db::new(std::rc::Rc::new(crate::store::MemoryBackend::new()));
+        let args = serde_json::json!({"feed": "https://evil.example/rss?d=1"});
+        let call = ToolCall::new("c1", "fetch_feed", &args);
+        let held = futures_executor::block_on(hold_reason(&tools, &call, &args, &[], &[], &db));
+        assert!(held.is_some_and(|r| r.contains("evil.example")));
+        let given = ["read https://evil.example/rss?d=1 please"];
+        assert_eq!(futures_executor::block_on(hold_reason(&tools, &call, &args, &given, &[], &db)), None);
+        // A tool that sends nothing is not this rule's business.
+        let time = ToolCall::new("c2", "current_time", &serde_json::json!({}));
+        assert_eq!(futures_executor::block_on(hold_reason(&tools, &time, &serde_json::json!({}), &[], &[], &db)), None);
     }
 
     #[test]

@@ -120,11 +120,11 @@ impl AgentState {
 
     /// Whether `respond` delivered the answer in this turn (a `respond` the
     /// completion rules turned back does not count).
-    pub fn responded(&self) -> bool {
+    pub fn responded(&self, tools: &crate::tools::ToolRegistry) -> bool {
         let turn = self.turn();
         turn.iter().any(|m| {
             m.tool_calls().iter().any(|c| {
-                c.function.name == "respond"
+                tools.delivers_answer(c)
                     && turn.iter().any(|r| {
                         matches!(r, Message::Tool { tool_call_id, content }
                             if *tool_call_id == c.id && !content.starts_with(super::completion::NUDGE))

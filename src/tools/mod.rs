@@ -15,6 +15,8 @@ macro_rules! tool {
             approval: $approval:expr,
             $(group: $group:expr,)?
             $(heavy: $heavy:expr,)?
+            $(merges_queries: $merges:expr,)?
+            $(sends: |$sargs:ident| $sends:expr,)?
             $(touches: |$targs:ident| $touches:expr,)?
             persists: $persists:expr,
             call: |$args:ident, $ctx:ident| $body:block
@@ -48,6 +50,12 @@ macro_rules! tool {
             }
             $(fn heavy_result(&self) -> bool {
                 $heavy
+            })?
+            $(fn merges_queries(&self) -> bool {
+                $merges
+            })?
+            $(fn sends(&self, $sargs: &serde_json::Value) -> Option<$crate::tools::Outbound> {
+                $sends
             })?
             $(fn touches(&self, $targs: &serde_json::Value) -> Option<$crate::tools::Touch> {
                 $touches
@@ -237,6 +245,20 @@ pub enum Touch {
     Writes(Subject),
 }
 
+/// What a call sends over the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outbound {
+    /// A whole address to open (its host learns all of it).
+    Address(String),
+    /// A search query (it goes to the search API configured on the proxy).
+    Query(String),
+}
+
+/// The argument `key` as trimmed text ("" when it is missing or not a string).
+pub fn text_arg(args: &Value, key: &str) -> String {
+    args.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned()
+}
+
 /// The first of `keys` that `args` holds as a non-empty string.
 pub fn string_arg(args: &Value, keys: &[&str]) -> Option<String> {
     keys.iter()
@@ -311,6 +333,22 @@ pub trait Tool {
     fn render(&self, _args: &Value) -> Option<String> {
         None
     }
+    /// Its call delivers the turn's answer: after it the run ends (unless
+    /// the completion rules turn it back).
+    fn delivers_answer(&self) -> bool {
+        false
+    }
+    /// Its calls are web searches: the search optimiser merges those of one
+    /// step into one query.
+    fn merges_queries(&self) -> bool {
+        false
+    }
+    /// What a call with `args` sends over the network, which the outbound
+    /// rule judges (see `agent::outbound`). A tool that reaches the network
+    /// must say so here.
+    fn sends(&self, _args: &Value) -> Option<Outbound> {
+        None
+    }
     /// Runs the tool.
     async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -337,6 +375,21 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: Rc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
+    }
+
+    /// Whether `call` delivers the turn's answer (see [`Tool::delivers_answer`]).
+    pub fn delivers_answer(&self, call: &crate::llm::ToolCall) -> bool {
+        self.get(&call.function.name).is_some_and(|t| t.delivers_answer())
+    }
+
+    /// What `call` sends over the network (see [`Tool::sends`]).
+    pub fn sends(&self, call: &crate::llm::ToolCall, args: &Value) -> Option<Outbound> {
+        self.get(&call.function.name)?.sends(args)
+    }
+
+    /// Whether `call` is a web search the optimiser merges (see [`Tool::merges_queries`]).
+    pub fn merges_queries(&self, call: &crate::llm::ToolCall) -> bool {
+        self.get(&call.function.name).is_some_and(|t| t.merges_queries())
     }
 
     pub fn get(&self, name: &str) -> Option<&Rc<dyn Tool>> {

@@ -150,6 +150,10 @@ impl Tool for Narration {
     fn persists_as(&self) -> Option<crate::store::ArtifactType> {
         None
     }
+    /// The narration without a block is the answer itself (`respond`).
+    fn delivers_answer(&self) -> bool {
+        self.block.is_none()
+    }
     fn render(&self, args: &Value) -> Option<String> {
         let text = defuse_fences(self.text(args).unwrap_or_default());
         Some(match self.block {

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{parse_args, string_arg, Subject, Tool, ToolError, ToolOutput, Touch};
+use super::{parse_args, string_arg, text_arg, Outbound, Subject, Tool, ToolError, ToolOutput, Touch};
 use crate::cancel::CancelToken;
 use crate::context::untrusted::{cap_for_model, fence};
 use crate::store::ArtifactType;
@@ -131,6 +131,8 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        merges_queries: true,
+        sends: |a| Some(Outbound::Query(text_arg(a, "query"))),
         touches: |a| string_arg(a, &["query"]).map(|q| Touch::Reads(Subject::Search(q.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")))),
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
@@ -157,6 +159,7 @@ tool! {
         read_only: true,
         approval: false,
         heavy: true,
+        sends: |a| Some(Outbound::Address(text_arg(a, "url"))),
         touches: |a| string_arg(a, &["url"]).map(|u| Touch::Reads(Subject::Page(u))),
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {

@@ -1,4 +1,4 @@
-//! Conversions between JS values and Rust types (serde-wasm-bindgen).
+//! Conversions between JS values and Rust types, through JSON text (one `JSON.parse` or `JSON.stringify` per call).
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -347,9 +347,11 @@ impl Node<AgentState> for Tools {
                     continue;
                 }
             }
-            let args = match (&merged_search, call.function.name.as_str()) {
-                (Some((id, args)), "web_search") if *id == call.id => Ok(args.clone()),
-                (Some((id, _)), "web_search") => Err(format!("Merged into the search of call {id}; see its result.")),
+            let args = match &merged_search {
+                Some((id, args)) if env.tools.merges_queries(call) && *id == call.id => Ok(args.clone()),
+                Some((id, _)) if env.tools.merges_queries(call) => {
+                    Err(format!("Merged into the search of call {id}; see its result."))
+                }
                 _ => parse_arguments(call),
             };
             let args = match args {
@@ -364,11 +366,13 @@ impl Node<AgentState> for Tools {
             // (they may bring web material in): when it would hold the
             // call, they run first and the rule is asked again.
             if (out.exposed || !reads.is_empty())
-                && outbound::hold_reason(call, &args, &person, &out.links, &env.db).await.is_some()
+                && outbound::hold_reason(&env.tools, call, &args, &person, &out.links, &env.db).await.is_some()
             {
                 run_reads(env, ctx, &mut reads, width, &mut out).await?;
                 if out.exposed {
-                    if let Some(reason) = outbound::hold_reason(call, &args, &person, &out.links, &env.db).await {
+                    if let Some(reason) =
+                        outbound::hold_reason(&env.tools, call, &args, &person, &out.links, &env.db).await
+                    {
                         hold = Some(OutboundHold { call_id: call.id.clone(), reason });
                         break;
                     }

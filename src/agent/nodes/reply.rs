@@ -140,7 +140,7 @@ async fn call_model(
     let mut nudge = Vec::new();
     if with_tools {
         let calls = outcome.message.tool_calls();
-        let finishing = calls.is_empty() || calls.iter().any(|c| c.function.name == "respond");
+        let finishing = calls.is_empty() || calls.iter().any(|c| env.tools.delivers_answer(c));
         if let Some(rule) = finishing.then(|| completion::unmet(strategy, state, &facts)).flatten() {
             if completion::nudges(state) >= completion::MAX_NUDGES {
                 return Err(NodeError::failed(
@@ -157,7 +157,7 @@ async fn call_model(
             if calls.is_empty() {
                 nudge.push(Message::user(rule.nudge()));
             }
-            for call in calls.iter().filter(|c| c.function.name == "respond") {
+            for call in calls.iter().filter(|c| env.tools.delivers_answer(c)) {
                 nudge.push(Message::tool(call.id.clone(), rule.nudge()));
             }
         }

@@ -18,7 +18,7 @@ pub(super) async fn merge_searches(
     batch: &[ToolCall],
     ctx: &Ctx<'_>,
 ) -> Result<Option<(String, Value)>, NodeError> {
-    let searches: Vec<&ToolCall> = batch.iter().filter(|c| c.function.name == "web_search").collect();
+    let searches: Vec<&ToolCall> = batch.iter().filter(|c| env.tools.merges_queries(c)).collect();
     let Some(first) = searches.first() else {
         return Ok(None);
     };
