@@ -4,7 +4,7 @@
 use super::backend::{Guard, Write};
 use super::db::{Db, Origin};
 use super::error::{Result, StoreError};
-use super::history::Change;
+use super::history::{Based, Change};
 use serde_json::Value;
 
 use super::db::to_value;
@@ -308,7 +308,8 @@ impl Db {
             Ok(())
         };
         let count = writes.len();
-        self.backend.write_guarded(Guard { store: ARTIFACTS, keys, check: Box::new(check) }, writes).await?;
+        let reads = keys.into_iter().map(|key| (ARTIFACTS, key)).collect();
+        self.backend.write_guarded(Guard { reads, check: Box::new(check) }, writes).await?;
         Ok(count)
     }
 
@@ -323,12 +324,14 @@ impl Db {
         also: Vec<Write>,
     ) -> Result<SessionArtifact> {
         check_lifecycle(&artifact, &content)?;
+        // Written only if the stored artifact is still the one given.
+        let based = Based { store: ARTIFACTS, id: artifact.id.clone(), version: artifact.updated_at };
         artifact.content = content;
         // Always a later version than the one replaced (`updatedAt` is what a
         // versioned edit compares).
         artifact.updated_at = platform::now_ms().max(artifact.updated_at + 1.0);
         let change = Change { store: ARTIFACTS, id: artifact.id.clone(), new: Some(to_value(ARTIFACTS, &artifact)?) };
-        self.change_all(vec![change], Some(origin), reason, also).await?;
+        self.change_all_based(vec![change], Some(origin), reason, also, vec![based]).await?;
         Ok(artifact)
     }
 

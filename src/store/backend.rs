@@ -23,13 +23,12 @@ pub enum Write {
     Delete { store: &'static str, key: String },
 }
 
-/// The condition a batch is written under: the records with `keys` in
-/// `store`, as they are when the batch starts, must pass `check`, or
+/// The condition a batch is written under: the records `reads` names
+/// (store, key), as they are when the batch starts, must pass `check`, or
 /// nothing is written and its error is the batch's.
 pub struct Guard<'a> {
-    pub store: &'static str,
-    pub keys: Vec<String>,
-    /// Gets the records in the order of `keys` (`None` where there is none).
+    pub reads: Vec<(&'static str, String)>,
+    /// Gets the records in the order of `reads` (`None` where there is none).
     pub check: Box<dyn FnOnce(Vec<Option<Value>>) -> Result<()> + 'a>,
 }
 
@@ -41,16 +40,6 @@ pub trait Backend {
     /// The records whose index `index` has the key `key` (a string, a
     /// number, or an array for a compound index), by primary key.
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>>;
-
-    /// The records with the primary keys `keys`, in their order (`None`
-    /// where there is none). IndexedDB issues them all in one transaction.
-    async fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<Option<Value>>> {
-        let mut out = Vec::with_capacity(keys.len());
-        for key in keys {
-            out.push(self.get(store, key).await?);
-        }
-        Ok(out)
-    }
 
     /// The records whose single-field index `index` equals `value`.
     async fn by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<Value>> {
@@ -74,7 +63,10 @@ pub trait Backend {
     /// IndexedDB reads them in the batch's own transaction, so no other
     /// tab's write can come between the check and the batch.
     async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
-        let found = self.get_many(guard.store, &guard.keys).await?;
+        let mut found = Vec::with_capacity(guard.reads.len());
+        for (store, key) in &guard.reads {
+            found.push(self.get(store, key).await?);
+        }
         (guard.check)(found)?;
         self.write(writes).await
     }

@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::backend::Write;
+use super::backend::{Guard, Write};
 use super::db::{revision_id, to_value, Db, Origin};
 use super::error::{Result, StoreError};
 use super::model::stores::*;
@@ -122,6 +122,47 @@ pub(crate) fn fingerprint(record: Option<&Value>) -> String {
     format!("{hash:016x}")
 }
 
+/// A record's version a change was computed from (its `updatedAt`).
+pub(crate) struct Based {
+    pub store: &'static str,
+    pub id: String,
+    pub version: f64,
+}
+
+/// What a guarded batch expects of a record when it is written.
+enum Expect {
+    /// Still at this `updatedAt`.
+    Version(f64),
+    /// Still exactly this (a fingerprint; "absent" included).
+    Same(String),
+}
+
+/// The guard of a batch that expects each record as given.
+fn unchanged(expected: Vec<(&'static str, String, Expect)>) -> Guard<'static> {
+    let reads = expected.iter().map(|(store, id, _)| (*store, id.clone())).collect();
+    let check = move |found: Vec<Option<Value>>| -> Result<()> {
+        for ((_, id, expect), current) in expected.into_iter().zip(found) {
+            let holds = match &expect {
+                Expect::Version(v) => {
+                    current.as_ref().and_then(|c| c.get("updatedAt")).and_then(Value::as_f64) == Some(*v)
+                }
+                Expect::Same(f) => fingerprint(current.as_ref()) == *f,
+            };
+            if !holds {
+                return Err(StoreError::Conflict {
+                    id,
+                    detail: "it was saved elsewhere (another tab, or the agent) while this change was being written; \
+                             nothing was written: keep one text, then save again"
+                        .into(),
+                    current,
+                });
+            }
+        }
+        Ok(())
+    };
+    Guard { reads, check: Box::new(check) }
+}
+
 /// The object store a revision names (only stores that keep history).
 fn history_store(revision: &Revision) -> Result<&'static str> {
     [ARTIFACTS, SECTIONS, PLOTS, PROJECTS].into_iter().find(|s| *s == revision.store).ok_or_else(|| StoreError::Codec {
@@ -142,11 +183,32 @@ impl Db {
         reason: &str,
         also: Vec<Write>,
     ) -> Result<()> {
+        self.change_all_based(changes, origin, reason, also, Vec::new()).await
+    }
+
+    /// [`Db::change_all`], written only if every [`Based`] record is still
+    /// at the version the change was computed from. Either way, a record a
+    /// revision is kept for must still be what the revision calls its
+    /// previous version: both are checked in the batch's own transaction
+    /// (another tab's write in between fails it with `conflict`, and
+    /// nothing is written), so no save is lost and an undo restores exactly
+    /// what the change replaced.
+    pub(crate) async fn change_all_based(
+        &self,
+        changes: Vec<Change>,
+        origin: Option<Origin>,
+        reason: &str,
+        also: Vec<Write>,
+        based: Vec<Based>,
+    ) -> Result<()> {
         let mut writes = Vec::with_capacity(2 * changes.len() + also.len());
+        let mut expected: Vec<(&'static str, String, Expect)> =
+            based.into_iter().map(|b| (b.store, b.id, Expect::Version(b.version))).collect();
         if let Some(origin) = origin {
             let group = (changes.len() > 1).then(revision_id);
             for change in &changes {
                 let before = self.backend.get(change.store, &change.id).await?;
+                expected.push((change.store, change.id.clone(), Expect::Same(fingerprint(before.as_ref()))));
                 let revision = Revision {
                     id: revision_id(),
                     store: change.store.to_owned(),
@@ -171,7 +233,10 @@ impl Db {
             });
         }
         writes.extend(also);
-        self.backend.write(writes).await
+        if expected.is_empty() {
+            return self.backend.write(writes).await;
+        }
+        self.backend.write_guarded(unchanged(expected), writes).await
     }
 
     /// Revisions made by `origin`, newest first.
@@ -212,10 +277,37 @@ impl Db {
             }
         }
         let mut writes = Vec::with_capacity(2 * group.len());
+        // Checked in the undo's own transaction: each record is still what
+        // its change wrote, and each revision is still there (another tab
+        // may have undone it a moment ago).
+        let mut reads = Vec::with_capacity(2 * group.len());
         for revision in &group {
             let store = history_store(revision)?;
-            if let Some(after) = &revision.after {
-                let current = self.backend.get(store, &revision.record_id).await?;
+            reads.push((REVISIONS, revision.id.clone()));
+            if revision.after.is_some() {
+                reads.push((store, revision.record_id.clone()));
+            }
+            writes.push(match &revision.before {
+                Some(before) => Write::Put { store, value: before.clone() },
+                None => Write::Delete { store, key: revision.record_id.clone() },
+            });
+            writes.push(Write::Delete { store: REVISIONS, key: revision.id.clone() });
+        }
+        let check = |found: Vec<Option<Value>>| -> Result<()> {
+            let mut found = found.into_iter();
+            for revision in &group {
+                if found.next().flatten().is_none() {
+                    return Err(StoreError::Conflict {
+                        current: None,
+                        id: revision.record_id.clone(),
+                        detail: format!(
+                            "the {} change ({}) was undone elsewhere (another tab) a moment ago; nothing more was undone",
+                            revision.origin, revision.reason
+                        ),
+                    });
+                }
+                let Some(after) = &revision.after else { continue };
+                let current = found.next().flatten();
                 if fingerprint(current.as_ref()) != *after {
                     return Err(StoreError::Conflict {
                         current,
@@ -228,13 +320,9 @@ impl Db {
                     });
                 }
             }
-            writes.push(match &revision.before {
-                Some(before) => Write::Put { store, value: before.clone() },
-                None => Write::Delete { store, key: revision.record_id.clone() },
-            });
-            writes.push(Write::Delete { store: REVISIONS, key: revision.id.clone() });
-        }
-        self.backend.write(writes).await?;
+            Ok(())
+        };
+        self.backend.write_guarded(Guard { reads, check: Box::new(check) }, writes).await?;
         Ok(Some(newest))
     }
 

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::backend::{key_of, Write};
 use super::db::{by_order, from_value, to_value, Db, Origin};
 use super::error::{Result, StoreError};
-use super::history::Change;
+use super::history::{Based, Change};
 use super::model::stores::*;
 use super::model::*;
 use super::tree::{check_forest, check_placement, subtree, TreeRecord};
@@ -100,20 +100,25 @@ impl Db {
 
     /// Replaces a section's text (and title), keeping a revision when `origin` is given.
     pub async fn save_section(&self, section: &ManuscriptSection, origin: Option<Origin>, reason: &str) -> Result<()> {
-        self.save_section_with(section, origin, reason, Vec::new()).await
+        self.save_section_with(section, origin, reason, Vec::new(), None).await
     }
 
-    /// [`Db::save_section`] with more writes in the same atomic batch.
+    /// [`Db::save_section`] with more writes in the same atomic batch; with
+    /// `based` (the `updatedAt` the new text was made from), written only if
+    /// the stored section is still at that version, else `conflict`.
     pub async fn save_section_with(
         &self,
         section: &ManuscriptSection,
         origin: Option<Origin>,
         reason: &str,
         also: Vec<Write>,
+        based: Option<f64>,
     ) -> Result<()> {
         self.check_tree_write(SECTIONS, "section", section).await?;
         let change = Change { store: SECTIONS, id: section.id.clone(), new: Some(to_value(SECTIONS, section)?) };
-        self.change_all(vec![change], origin, reason, also).await
+        let based =
+            based.map(|version| Based { store: SECTIONS, id: section.id.clone(), version }).into_iter().collect();
+        self.change_all_based(vec![change], origin, reason, also, based).await
     }
 
     /// The person's own save of a section (an editor's title and text):
@@ -129,7 +134,8 @@ impl Db {
             section.updated_at,
             &section.id,
         )?;
-        self.save_section(&section, Some(Origin::User), "edit").await?;
+        let based = stored.map(|s| s.updated_at);
+        self.save_section_with(&section, Some(Origin::User), "edit", Vec::new(), based).await?;
         Ok(section)
     }
 
@@ -139,7 +145,8 @@ impl Db {
         let stored: Option<PlotItem> = self.get(PLOTS, &item.id).await?;
         item.updated_at =
             next_version(stored.as_ref().map(|s| (s.updated_at, to_value(PLOTS, s))), item.updated_at, &item.id)?;
-        self.save_plot_item(&item, Some(Origin::User), "edit").await?;
+        let based = stored.map(|s| Based { store: PLOTS, id: s.id, version: s.updated_at });
+        self.save_plot_item_based(&item, Some(Origin::User), "edit", based).await?;
         Ok(item)
     }
 
@@ -189,8 +196,21 @@ impl Db {
     /// Writes a plot item, keeping a revision when `origin` is given. A
     /// parent outside the project, or one that would loop, is refused.
     pub async fn save_plot_item(&self, item: &PlotItem, origin: Option<Origin>, reason: &str) -> Result<()> {
+        self.save_plot_item_based(item, origin, reason, None).await
+    }
+
+    /// [`Db::save_plot_item`], written only if the stored item is still at
+    /// the version `based` names.
+    async fn save_plot_item_based(
+        &self,
+        item: &PlotItem,
+        origin: Option<Origin>,
+        reason: &str,
+        based: Option<Based>,
+    ) -> Result<()> {
         self.check_tree_write(PLOTS, "plotItem", item).await?;
-        self.change(PLOTS, &item.id, Some(to_value(PLOTS, item)?), origin, reason).await
+        let change = Change { store: PLOTS, id: item.id.clone(), new: Some(to_value(PLOTS, item)?) };
+        self.change_all_based(vec![change], origin, reason, Vec::new(), based.into_iter().collect()).await
     }
 
     /// Deletes a plot item and everything under it.

@@ -541,6 +541,142 @@ fn a_save_based_on_a_stale_copy_is_refused_with_the_current_text() {
 
 // ---- lifecycles on every write path -------------------------------------------
 
+// ---- another tab writes between a change's reads and its batch -------------
+
+/// A backend on which "another tab" writes just before this tab's next
+/// batch, after every read this tab made to prepare it.
+#[derive(Default)]
+struct Racing {
+    inner: MemoryBackend,
+    next: std::cell::RefCell<Vec<Write>>,
+}
+
+impl Racing {
+    fn before_next_batch(&self, writes: Vec<Write>) {
+        *self.next.borrow_mut() = writes;
+    }
+
+    async fn race(&self) -> Result<()> {
+        let writes = std::mem::take(&mut *self.next.borrow_mut());
+        self.inner.write(writes).await
+    }
+}
+
+#[async_trait::async_trait(?Send)]
+impl Backend for Racing {
+    async fn get(&self, store: &str, key: &str) -> Result<Option<serde_json::Value>> {
+        self.inner.get(store, key).await
+    }
+    async fn by_index_key(&self, store: &str, index: &str, key: &serde_json::Value) -> Result<Vec<serde_json::Value>> {
+        self.inner.by_index_key(store, index, key).await
+    }
+    async fn all(&self, store: &str) -> Result<Vec<serde_json::Value>> {
+        self.inner.all(store).await
+    }
+    async fn write(&self, writes: Vec<Write>) -> Result<()> {
+        self.race().await?;
+        self.inner.write(writes).await
+    }
+    async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
+        self.race().await?;
+        self.inner.write_guarded(guard, writes).await
+    }
+}
+
+fn racing() -> (Rc<Racing>, Db) {
+    let backend = Rc::new(Racing::default());
+    (backend.clone(), Db::new(backend))
+}
+
+#[test]
+fn a_save_racing_another_tabs_save_is_refused_and_theirs_is_kept() {
+    let (tab, db) = racing();
+    let project = block_on(db.create_project("P", "")).unwrap();
+    let section = block_on(db.add_section(&project.id, None, "One", "original")).unwrap();
+    // The other tab saved the same version a moment before this save's batch.
+    let mut theirs = section.clone();
+    theirs.content = "their text".into();
+    theirs.updated_at += 5.0;
+    tab.before_next_batch(vec![Write::Put { store: stores::SECTIONS, value: serde_json::to_value(&theirs).unwrap() }]);
+    let mut mine = section.clone();
+    mine.content = "my text".into();
+    let err = block_on(db.edit_section_as_person(mine)).unwrap_err();
+    assert_eq!(err.code(), "conflict", "{err}");
+    assert_eq!(block_on(db.section(&section.id)).unwrap().content, "their text");
+    assert!(block_on(db.revisions_of(&section.id)).unwrap().is_empty(), "no revision of a save that did not land");
+
+    // Plot items the same way.
+    let item = PlotItem {
+        id: "beat".into(),
+        project_id: project.id.clone(),
+        parent_id: None,
+        title: "Beat".into(),
+        summary: String::new(),
+        order: 1.0,
+        created_at: 1.0,
+        updated_at: 1.0,
+    };
+    block_on(db.save_plot_item(&item, None, "add")).unwrap();
+    let mut theirs = item.clone();
+    theirs.title = "Their beat".into();
+    theirs.updated_at += 5.0;
+    tab.before_next_batch(vec![Write::Put { store: stores::PLOTS, value: serde_json::to_value(&theirs).unwrap() }]);
+    let mut mine = item.clone();
+    mine.title = "My beat".into();
+    assert_eq!(block_on(db.edit_plot_item_as_person(mine)).unwrap_err().code(), "conflict");
+    assert_eq!(block_on(db.plot_item(&item.id)).unwrap().title, "Their beat");
+}
+
+#[test]
+fn an_agent_edit_racing_the_persons_save_is_refused_and_the_save_is_kept() {
+    let (tab, db) = racing();
+    let a = block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "v1", Lifecycle::Overwritable, Origin::User))
+        .unwrap();
+    let mut saved = a.clone();
+    saved.content = "the person's v2".into();
+    saved.updated_at += 5.0;
+    tab.before_next_batch(vec![Write::Put { store: stores::ARTIFACTS, value: serde_json::to_value(&saved).unwrap() }]);
+    let err =
+        block_on(db.set_artifact_content(a.clone(), "agent's v2".into(), Origin::Agent, "edit_artifact", Vec::new()))
+            .unwrap_err();
+    assert_eq!(err.code(), "conflict", "{err}");
+    assert_eq!(block_on(db.artifact(&a.id)).unwrap().content, "the person's v2");
+}
+
+#[test]
+fn an_undo_racing_a_save_or_another_tabs_undo_changes_nothing() {
+    let (tab, db) = racing();
+    let a = block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "v1", Lifecycle::Overwritable, Origin::User))
+        .unwrap();
+    let a =
+        block_on(db.set_artifact_content(a, "agent's v2".into(), Origin::Agent, "edit_artifact", Vec::new())).unwrap();
+    // The person saves just before the undo's batch: the save stays.
+    let mut saved = a.clone();
+    saved.content = "the person's v3".into();
+    saved.updated_at += 5.0;
+    tab.before_next_batch(vec![Write::Put { store: stores::ARTIFACTS, value: serde_json::to_value(&saved).unwrap() }]);
+    assert_eq!(block_on(db.undo_last(Origin::Agent)).unwrap_err().code(), "conflict");
+    assert_eq!(block_on(db.artifact(&a.id)).unwrap().content, "the person's v3");
+
+    // Another tab undid the same change a moment before: nothing more happens.
+    let (tab, db) = racing();
+    let a = block_on(db.create_artifact("s", ArtifactType::Text, "Notes", "v1", Lifecycle::Overwritable, Origin::User))
+        .unwrap();
+    let before = a.clone();
+    block_on(db.set_artifact_content(a, "agent's v2".into(), Origin::Agent, "edit_artifact", Vec::new())).unwrap();
+    let revision = block_on(db.revisions(Origin::Agent)).unwrap().remove(0);
+    let mut newer = before.clone();
+    newer.content = "typed after the other tab's undo".into();
+    newer.updated_at += 10.0;
+    tab.before_next_batch(vec![
+        Write::Delete { store: stores::REVISIONS, key: revision.id.clone() },
+        Write::Put { store: stores::ARTIFACTS, value: serde_json::to_value(&newer).unwrap() },
+    ]);
+    let err = block_on(db.undo_last(Origin::Agent)).unwrap_err();
+    assert!(err.to_string().contains("undone elsewhere"), "{err}");
+    assert_eq!(block_on(db.artifact(&before.id)).unwrap().content, "typed after the other tab's undo");
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 mod lifecycle_props {
     use super::*;

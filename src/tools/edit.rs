@@ -290,6 +290,8 @@ impl EditPlan {
         match &self.target {
             EditTarget::Section { id, .. } => {
                 let mut section = ctx.db.section(id).await?;
+                // Written only if the chapter is still the version rebased on.
+                let read = section.updated_at;
                 section.content = self.rebase(&section.content)?;
                 // A later version than the one replaced: the person's editor copy is now stale.
                 section.updated_at = crate::platform::now_ms().max(section.updated_at + 1.0);
@@ -299,7 +301,7 @@ impl EditPlan {
                     section.content.chars().count(),
                     self.path
                 );
-                ctx.db.save_section_with(&section, Some(Origin::Agent), reason, with(&message)?).await?;
+                ctx.db.save_section_with(&section, Some(Origin::Agent), reason, with(&message)?, Some(read)).await?;
                 Ok(message)
             }
             EditTarget::Artifact { id, .. } => {

@@ -225,14 +225,6 @@ impl Backend for IdbBackend {
         Ok(Some(record(store, from_js(store, &value)?)))
     }
 
-    async fn get_many(&self, store: &str, keys: &[String]) -> Result<Vec<Option<Value>>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        get_all_of(&tx, store, keys)?.await
-    }
-
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
         let key = to_js(key)?;
         let all = self.read(store, |s| s.index(index)?.get_all_with_key(&key)).await?;
@@ -269,24 +261,25 @@ impl Backend for IdbBackend {
     }
 }
 
-/// Issues a read of each of `keys` in `tx`; the future gets the records in
-/// that order. Awaiting it keeps `tx` active: the requests' promises settle
-/// in the success event's microtasks, where more requests may be issued.
+/// Issues a read of each (store, key) of `reads` in `tx`; the future gets
+/// the records in that order. Awaiting it keeps `tx` active: the requests'
+/// promises settle in the success event's microtasks, where more requests
+/// may be issued.
 fn get_all_of(
     tx: &IdbTransaction,
-    store: &str,
-    keys: &[String],
+    reads: &[(&'static str, String)],
 ) -> Result<impl std::future::Future<Output = Result<Vec<Option<Value>>>>> {
     let requests = Array::new();
-    let objects = tx.object_store(store).map_err(|e| store_error(&e))?;
-    for key in keys {
-        let request = objects.get(&JsValue::from_str(key)).map_err(|e| store_error(&e))?;
+    for (store, key) in reads {
+        let request =
+            tx.object_store(store).and_then(|s| s.get(&JsValue::from_str(key))).map_err(|e| store_error(&e))?;
         requests.push(&request_promise(&request));
     }
-    let store = store.to_owned();
+    let stores: Vec<&'static str> = reads.iter().map(|(store, _)| *store).collect();
     Ok(async move {
         // A missing record is `undefined`, which JSON writes as null.
         let found = settle(Promise::all(&requests)).await?;
-        Ok(from_js::<Vec<Option<Value>>>(&store, &found)?.into_iter().map(|v| v.map(|v| record(&store, v))).collect())
+        let found: Vec<Option<Value>> = from_js("a guarded read", &found)?;
+        Ok(found.into_iter().zip(stores).map(|(v, store)| v.map(|v| record(store, v))).collect())
     })
 }

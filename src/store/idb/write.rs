@@ -11,7 +11,7 @@ use wasm_bindgen::JsValue;
 use web_sys::IdbTransactionMode;
 
 use super::{get_all_of, settle, store_error, to_js, transaction_promise, IdbBackend};
-use crate::store::backend::{Backend, Guard, Write};
+use crate::store::backend::{Guard, Write};
 use crate::store::error::Result;
 use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
 use crate::store::model::{ArtifactSnippet, INDEX_FIELD};
@@ -51,11 +51,8 @@ fn injected_failure() -> Option<JsValue> {
 /// Applies every write of the batch or none; with a guard, only if the
 /// guard's records, read first in the same transaction, pass its check.
 pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes: Vec<Write>) -> Result<()> {
-    if writes.is_empty() {
-        return match guard {
-            Some(guard) => (guard.check)(backend.get_many(guard.store, &guard.keys).await?),
-            None => Ok(()),
-        };
+    if writes.is_empty() && guard.is_none() {
+        return Ok(());
     }
     let lazy = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count() >= LAZY_INDEX_BATCH;
     let mut stores: Vec<&str> = writes
@@ -97,7 +94,7 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
         stores.push(INDEX_STALE);
     }
     if let Some(guard) = &guard {
-        stores.push(guard.store);
+        stores.extend(guard.reads.iter().map(|(store, _)| *store));
     }
     stores.sort_unstable();
     stores.dedup();
@@ -106,7 +103,7 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
     let tx = backend.transaction(&stores, IdbTransactionMode::Readwrite)?;
     let done = transaction_promise(&tx);
     if let Some(guard) = guard {
-        let checked = match get_all_of(&tx, guard.store, &guard.keys) {
+        let checked = match get_all_of(&tx, &guard.reads) {
             Ok(found) => found.await.and_then(guard.check),
             Err(e) => Err(e),
         };
