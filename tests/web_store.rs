@@ -632,3 +632,79 @@ async fn an_upgrade_blocked_by_a_connection_that_never_closes_fails_with_blocked
     again.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
+
+/// Another tab's raw connection to `db_name` (no schema of ours: it
+/// writes through the IndexedDB API directly, as any tab's code would).
+async fn raw_connection(db_name: &str) -> web_sys::IdbDatabase {
+    let opened = js_sys::Promise::new(&mut |resolve, _| {
+        let request = web_sys::window().unwrap().indexed_db().unwrap().unwrap().open(db_name).unwrap();
+        let keep = request.clone();
+        let done = wasm_bindgen::closure::Closure::once_into_js(move || {
+            resolve.call1(&JsValue::NULL, &keep.result().unwrap()).unwrap();
+        });
+        request.set_onsuccess(Some(done.unchecked_ref()));
+    });
+    JsFuture::from(opened).await.unwrap().unchecked_into()
+}
+
+/// A guarded batch reads, checks and writes in one transaction: a write
+/// another tab issues while the check runs must wait for the batch
+/// (IndexedDB runs overlapping readwrite transactions in the order they were
+/// requested), so it lands after the batch, and the check saw the record
+/// the batch replaced. Were the reads a transaction of their own, the other
+/// tab's write would land between them and the batch, and be overwritten.
+#[wasm_bindgen_test]
+async fn a_guarded_batch_checks_and_writes_before_another_tabs_write_lands() {
+    let db_name = name("guard");
+    let (this_tab, _db) = open(&db_name).await;
+    let other_tab = raw_connection(&db_name).await;
+    let record = |content: &str| {
+        json!({ "id": "a1", "sessionId": "s", "type": "text", "title": "Notes", "content": content,
+                "isActive": true, "createdAt": 1.0, "updatedAt": 1.0, "lifecycle": "overwritable" })
+    };
+    this_tab.write(vec![Write::Put { store: stores::ARTIFACTS, value: record("v1") }]).await.unwrap();
+
+    let seen = Rc::new(RefCell::new(None));
+    let check = {
+        let (seen, other_tab) = (seen.clone(), other_tab.clone());
+        move |found: Vec<Option<serde_json::Value>>| {
+            *seen.borrow_mut() = found[0].as_ref().and_then(|r| r["content"].as_str().map(str::to_owned));
+            // The other tab writes now, while this batch is between its read and its write.
+            let theirs = js_sys::JSON::parse(&record("theirs").to_string()).unwrap();
+            let tx = other_tab
+                .transaction_with_str_and_mode(stores::ARTIFACTS, web_sys::IdbTransactionMode::Readwrite)
+                .unwrap();
+            tx.object_store(stores::ARTIFACTS).unwrap().put(&theirs).unwrap();
+            Ok(())
+        }
+    };
+    let guard = atelier_agent::store::Guard { reads: vec![(stores::ARTIFACTS, "a1".into())], check: Box::new(check) };
+    this_tab.write_guarded(guard, vec![Write::Put { store: stores::ARTIFACTS, value: record("mine") }]).await.unwrap();
+    assert_eq!(seen.borrow().as_deref(), Some("v1"));
+    // Wait for the other tab's transaction: a read on its connection runs after it.
+    let after = js_sys::Promise::new(&mut |resolve, _| {
+        let tx = other_tab.transaction_with_str(stores::ARTIFACTS).unwrap();
+        let request = tx.object_store(stores::ARTIFACTS).unwrap().get(&JsValue::from_str("a1")).unwrap();
+        let keep = request.clone();
+        let done = wasm_bindgen::closure::Closure::once_into_js(move || {
+            resolve.call1(&JsValue::NULL, &keep.result().unwrap()).unwrap();
+        });
+        request.set_onsuccess(Some(done.unchecked_ref()));
+    });
+    let stored = JsFuture::from(after).await.unwrap();
+    assert_eq!(
+        Reflect::get(&stored, &"content".into()).unwrap().as_string().as_deref(),
+        Some("theirs"),
+        "the batch landed before the other tab's write (else theirs would be overwritten)"
+    );
+
+    // A failing check writes nothing.
+    let refuse = |_: Vec<Option<serde_json::Value>>| Err(atelier_agent::store::StoreError::Backend("no".into()));
+    let guard = atelier_agent::store::Guard { reads: vec![(stores::ARTIFACTS, "a1".into())], check: Box::new(refuse) };
+    let err = this_tab.write_guarded(guard, vec![Write::Put { store: stores::ARTIFACTS, value: record("x") }]).await;
+    assert!(err.is_err());
+    assert_eq!(this_tab.get(stores::ARTIFACTS, "a1").await.unwrap().unwrap()["content"], "theirs");
+    other_tab.close();
+    this_tab.close();
+    IdbBackend::delete(&db_name).await.unwrap();
+}
