@@ -47,4 +47,6 @@ pub fn continuity_session(project_id: &str) -> String {
 }
 
 #[cfg(test)]
+pub(crate) mod racing;
+#[cfg(test)]
 mod tests;

@@ -543,48 +543,8 @@ fn a_save_based_on_a_stale_copy_is_refused_with_the_current_text() {
 
 // ---- another tab writes between a change's reads and its batch -------------
 
-/// A backend on which "another tab" writes just before this tab's next
-/// batch, after every read this tab made to prepare it.
-#[derive(Default)]
-struct Racing {
-    inner: MemoryBackend,
-    next: std::cell::RefCell<Vec<Write>>,
-}
-
-impl Racing {
-    fn before_next_batch(&self, writes: Vec<Write>) {
-        *self.next.borrow_mut() = writes;
-    }
-
-    async fn race(&self) -> Result<()> {
-        let writes = std::mem::take(&mut *self.next.borrow_mut());
-        self.inner.write(writes).await
-    }
-}
-
-#[async_trait::async_trait(?Send)]
-impl Backend for Racing {
-    async fn get(&self, store: &str, key: &str) -> Result<Option<serde_json::Value>> {
-        self.inner.get(store, key).await
-    }
-    async fn by_index_key(&self, store: &str, index: &str, key: &serde_json::Value) -> Result<Vec<serde_json::Value>> {
-        self.inner.by_index_key(store, index, key).await
-    }
-    async fn all(&self, store: &str) -> Result<Vec<serde_json::Value>> {
-        self.inner.all(store).await
-    }
-    async fn write(&self, writes: Vec<Write>) -> Result<()> {
-        self.race().await?;
-        self.inner.write(writes).await
-    }
-    async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
-        self.race().await?;
-        self.inner.write_guarded(guard, writes).await
-    }
-}
-
-fn racing() -> (Rc<Racing>, Db) {
-    let backend = Rc::new(Racing::default());
+fn racing() -> (Rc<super::racing::Racing>, Db) {
+    let backend = Rc::new(super::racing::Racing::default());
     (backend.clone(), Db::new(backend))
 }
 

@@ -301,14 +301,20 @@ impl EditPlan {
                     section.content.chars().count(),
                     self.path
                 );
-                ctx.db.save_section_with(&section, Some(Origin::Agent), reason, with(&message)?, Some(read)).await?;
+                ctx.db
+                    .save_section_with(&section, Some(Origin::Agent), reason, with(&message)?, Some(read))
+                    .await
+                    .map_err(saved_meanwhile)?;
                 Ok(message)
             }
             EditTarget::Artifact { id, .. } => {
                 let artifact = ctx.db.artifact(id).await?;
                 let text = self.rebase(&artifact.content)?;
                 let message = format!("Updated artifact \"{}\" (via {}).", artifact.title, self.path);
-                ctx.db.set_artifact_content(artifact, text, Origin::Agent, reason, with(&message)?).await?;
+                ctx.db
+                    .set_artifact_content(artifact, text, Origin::Agent, reason, with(&message)?)
+                    .await
+                    .map_err(saved_meanwhile)?;
                 Ok(message)
             }
         }
@@ -327,5 +333,19 @@ impl EditPlan {
                 format!("the text changed since the review and the edit no longer applies: {e}"),
             )
         })
+    }
+}
+
+/// A `conflict` while an edit is written means the text was saved in the
+/// meantime (the person, another tab): the model is told to start again
+/// from the current text.
+fn saved_meanwhile(e: crate::store::StoreError) -> ToolError {
+    match e {
+        crate::store::StoreError::Conflict { .. } => ToolError::failed(
+            "conflict",
+            "the text was saved elsewhere (the person, another tab) while this edit was being written; nothing was \
+             written: read it again and make the edit on the current text",
+        ),
+        other => other.into(),
     }
 }

@@ -131,6 +131,34 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "rewritten\n");
 }
 
+/// The person saves the chapter while an approved edit is being written:
+/// the save stays and the model is told to start again from the new text.
+#[test]
+fn an_edit_racing_the_persons_save_keeps_the_save() {
+    let racing = Rc::new(crate::store::racing::Racing::default());
+    let ctx = ToolContext { db: Db::new(racing.clone()), ..context(ScriptedModel::default()) };
+    let p = block_on(ctx.db.create_project("P", "")).unwrap();
+    let s = block_on(ctx.db.add_section(&p.id, None, "一", "a\nb\n")).unwrap();
+    let plan = block_on(edit::plan(
+        "edit_manuscript",
+        EditKind { section: true, replace: false },
+        &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}),
+        &ctx,
+    ))
+    .unwrap();
+    let mut saved = s.clone();
+    saved.content = "a\nb\nthe person's new line\n".into();
+    saved.updated_at += 5.0;
+    racing.before_next_batch(vec![crate::store::Write::Put {
+        store: crate::store::stores::SECTIONS,
+        value: serde_json::to_value(&saved).unwrap(),
+    }]);
+    let err = block_on(plan.apply(&ctx, "edit_manuscript", None)).unwrap_err();
+    assert_eq!(err.code(), "conflict");
+    assert!(err.to_string().contains("read it again"), "{err}");
+    assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "a\nb\nthe person's new line\n");
+}
+
 #[test]
 fn artifact_tools_resolve_titles_and_respect_lifecycles() {
     let registry = ToolRegistry::standard();
