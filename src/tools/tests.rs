@@ -22,6 +22,11 @@ fn context(model: ScriptedModel) -> ToolContext {
     }
 }
 
+/// Plans an `edit_manuscript` call with `args`.
+fn plan_chapter_edit(ctx: &ToolContext, args: &serde_json::Value) -> EditPlan {
+    block_on(edit::plan("edit_manuscript", EditKind { section: true, replace: false }, args, ctx)).unwrap()
+}
+
 #[test]
 fn every_tool_has_an_object_schema_and_sensible_defaults() {
     let registry = ToolRegistry::standard();
@@ -75,13 +80,7 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     let ctx = context(model);
     let p = block_on(ctx.db.create_project("P", "")).unwrap();
     let s = block_on(ctx.db.add_section(&p.id, None, "一", "\u{3000}名前はまだ無い。\n")).unwrap();
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        EditKind { section: true, replace: false },
-        &json!({"section_id": s.id, "instruction": "name the cat Tama"}),
-        &ctx,
-    ))
-    .unwrap();
+    let plan = plan_chapter_edit(&ctx, &json!({"section_id": s.id, "instruction": "name the cat Tama"}));
     assert_eq!(plan.path, "instruction/search_replace");
     assert_eq!(plan.after, "\u{3000}名前はタマ。\n");
     assert!(plan.diff.contains("+\u{3000}名前はタマ。"));
@@ -92,13 +91,7 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     let model =
         ScriptedModel::new([Step::Reply(ChatOutcome::text(r#"{"edits":[{"search":"タマ","replace":"ミケ"}]}"#))]);
     let ctx2 = ToolContext { editor: Rc::new(model), ..ctx.clone() };
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        EditKind { section: true, replace: false },
-        &json!({"section_id": s.id, "instruction": "rename"}),
-        &ctx2,
-    ))
-    .unwrap();
+    let plan = plan_chapter_edit(&ctx2, &json!({"section_id": s.id, "instruction": "rename"}));
     assert_eq!(plan.path, "instruction/structured");
 }
 
@@ -107,24 +100,12 @@ fn a_plan_whose_text_changed_meanwhile_is_rebased_or_refused() {
     let ctx = context(ScriptedModel::default());
     let p = block_on(ctx.db.create_project("P", "")).unwrap();
     let mut s = block_on(ctx.db.add_section(&p.id, None, "一", "a\nb\n")).unwrap();
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        EditKind { section: true, replace: false },
-        &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}),
-        &ctx,
-    ))
-    .unwrap();
+    let plan = plan_chapter_edit(&ctx, &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}));
     s.content = "a\nb\nc\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
     block_on(plan.apply(&ctx, "edit_manuscript", None)).unwrap();
     assert_eq!(block_on(ctx.db.section(&s.id)).unwrap().content, "a\nB\nc\n", "the same edit applied to the new text");
-    let stale = block_on(edit::plan(
-        "edit_manuscript",
-        EditKind { section: true, replace: false },
-        &json!({"section_id": s.id, "edits": [{"search": "c\n", "replace": "C\n"}]}),
-        &ctx,
-    ))
-    .unwrap();
+    let stale = plan_chapter_edit(&ctx, &json!({"section_id": s.id, "edits": [{"search": "c\n", "replace": "C\n"}]}));
     s.content = "rewritten\n".into();
     block_on(ctx.db.save_section(&s, Some(Origin::User), "typing")).unwrap();
     assert_eq!(block_on(stale.apply(&ctx, "edit_manuscript", None)).unwrap_err().code(), "conflict");
@@ -139,13 +120,7 @@ fn an_edit_racing_the_persons_save_keeps_the_save() {
     let ctx = ToolContext { db: Db::new(racing.clone()), ..context(ScriptedModel::default()) };
     let p = block_on(ctx.db.create_project("P", "")).unwrap();
     let s = block_on(ctx.db.add_section(&p.id, None, "一", "a\nb\n")).unwrap();
-    let plan = block_on(edit::plan(
-        "edit_manuscript",
-        EditKind { section: true, replace: false },
-        &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}),
-        &ctx,
-    ))
-    .unwrap();
+    let plan = plan_chapter_edit(&ctx, &json!({"section_id": s.id, "edits": [{"search": "b\n", "replace": "B\n"}]}));
     let mut saved = s.clone();
     saved.content = "a\nb\nthe person's new line\n".into();
     saved.updated_at += 5.0;
