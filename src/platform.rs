@@ -45,6 +45,33 @@ mod imp {
         }
     }
 
+    #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/wasm/js/text.js")]
+    extern "C" {
+        #[wasm_bindgen(js_name = graphemeStart)]
+        fn grapheme_start_js(text: &str, index: u32) -> u32;
+    }
+
+    pub fn grapheme_start(text: &str, at: usize) -> usize {
+        // A boundary depends on what precedes it and on the one character
+        // after it: the text up to a few characters past `at` is enough.
+        let end = text[at..].char_indices().nth(4).map_or(text.len(), |(i, _)| at + i);
+        let window = &text[..end];
+        let index = window[..at].encode_utf16().count();
+        let start = grapheme_start_js(window, index as u32) as usize;
+        let mut units = 0;
+        for (offset, c) in window.char_indices() {
+            if units >= start {
+                return offset;
+            }
+            units += c.len_utf16();
+        }
+        at
+    }
+
+    pub fn lowercase(text: &str) -> String {
+        js_sys::JsString::from(text).to_lower_case().into()
+    }
+
     pub async fn try_lock(name: &str) -> Option<Lock> {
         use wasm_bindgen::JsCast;
         let release = wasm_bindgen_futures::JsFuture::from(try_lock_js(name)).await.ok()?;
@@ -107,6 +134,18 @@ mod imp {
     pub async fn is_locked(name: &str) -> bool {
         HELD.with(|h| h.borrow().contains(name))
     }
+
+    pub fn grapheme_start(text: &str, at: usize) -> usize {
+        let mut cursor = unicode_segmentation::GraphemeCursor::new(at, text.len(), true);
+        match cursor.is_boundary(text, 0) {
+            Ok(true) => at,
+            _ => cursor.prev_boundary(text, 0).ok().flatten().unwrap_or(0),
+        }
+    }
+
+    pub fn lowercase(text: &str) -> String {
+        text.to_lowercase()
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -144,6 +183,34 @@ pub async fn try_lock(name: &str) -> Option<Lock> {
 /// Whether someone holds the lock `name` (without taking it).
 pub async fn is_locked(name: &str) -> bool {
     imp::is_locked(name).await
+}
+
+/// Where the grapheme (an emoji sequence, a letter with its combining marks,
+/// a flag) that contains byte `at` of `text` starts: `at` itself when it is a
+/// boundary. `at` must be a char boundary. The browser's `Intl.Segmenter` in
+/// the package (the Unicode tables are the browser's), unicode-segmentation
+/// natively; a browser test holds them to the same cases.
+pub fn grapheme_start(text: &str, at: usize) -> usize {
+    if at == 0 || at >= text.len() {
+        return at.min(text.len());
+    }
+    // Between two ASCII characters is a boundary, except inside CR LF.
+    let (before, after) = (text.as_bytes()[at - 1], text.as_bytes()[at]);
+    if before.is_ascii() && after.is_ascii() && (before, after) != (b'\r', b'\n') {
+        return at;
+    }
+    imp::grapheme_start(text, at)
+}
+
+/// `text` in lower case, by Unicode's full rules (final sigma included): the
+/// browser's `toLowerCase` in the package (its case tables are the
+/// browser's, 13 KB of `.wasm` saved), the standard library natively. ASCII
+/// text never leaves WASM.
+pub fn lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    imp::lowercase(text)
 }
 
 /// A random identifier: 32 hex digits laid out as a UUID v4.

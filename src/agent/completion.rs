@@ -69,7 +69,7 @@ fn asked(state: &AgentState) -> String {
         .turn()
         .iter()
         .filter_map(|m| match m {
-            Message::User { content } if !content.starts_with(NUDGE) => Some(content.to_lowercase()),
+            Message::User { content } if !content.starts_with(NUDGE) => Some(crate::platform::lowercase(content)),
             _ => None,
         })
         .collect::<Vec<_>>()

@@ -206,7 +206,7 @@ pub fn person_constraints(messages: &[Message], opening: bool) -> Vec<String> {
             continue;
         }
         for sentence in sentences(text) {
-            let lower = sentence.to_lowercase();
+            let lower = crate::platform::lowercase(sentence);
             if DIRECTIVE_MARKERS.iter().any(|m| lower.contains(m)) {
                 out.push(sentence.to_owned());
             }

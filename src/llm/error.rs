@@ -71,7 +71,7 @@ impl LlmError {
             .map(|m| m.as_str().map(str::to_owned).unwrap_or_else(|| m.to_string()))
             .unwrap_or_else(|| body.trim().chars().take(300).collect());
         let message = if message.is_empty() { format!("HTTP {status}") } else { message };
-        let lower = message.to_lowercase();
+        let lower = crate::platform::lowercase(&message);
         match (status, kind) {
             (_, "upstream_not_configured") => LlmError::NotConfigured(message),
             (_, "structured_output_unsupported") => LlmError::StructuredOutputRefused(message),
@@ -92,9 +92,17 @@ impl LlmError {
     }
 }
 
-/// `Retry-After` in seconds (HTTP dates are not used by LLM APIs).
+/// `Retry-After` in seconds, a fraction kept to the millisecond (HTTP dates are
+/// not used by LLM APIs). Read by hand: `str::parse::<f64>` brings the
+/// standard library's float parser and its 17 KB power table into the package.
 fn parse_retry_after(value: &str) -> Option<Duration> {
-    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+    let (whole, fraction) = value.trim().split_once('.').unwrap_or((value.trim(), ""));
+    if whole.len() + fraction.len() == 0 || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let seconds = if whole.is_empty() { 0 } else { whole.parse::<u64>().ok()? };
+    let millis = fraction.bytes().chain(*b"000").take(3).fold(0, |ms, b| ms * 10 + u64::from(b - b'0'));
+    Some(Duration::from_secs(seconds) + Duration::from_millis(millis))
 }
 
 #[cfg(test)]
@@ -133,5 +141,20 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn retry_after_is_seconds_with_an_optional_fraction() {
+        let ms = |v: &str| parse_retry_after(v).map(|d| d.as_millis());
+        assert_eq!(ms("2"), Some(2000));
+        assert_eq!(ms(" 2.5 "), Some(2500));
+        assert_eq!(ms("0.0019"), Some(1));
+        assert_eq!(ms("17.25"), Some(17250));
+        assert_eq!(ms("1."), Some(1000));
+        assert_eq!(ms(".5"), Some(500));
+        for bad in ["", ".", "1..5", "-1", "1e3", "inf", "NaN", "2.5s", "Wed, 21 Oct 2026 07:28:00 GMT"] {
+            assert_eq!(ms(bad), None, "{bad:?}");
+        }
+        assert_eq!(ms("99999999999999999999999"), None);
     }
 }

@@ -26,12 +26,12 @@ const KEY_LIST_FROM: usize = 64;
 /// matches at one rung are an error listing them, never a guess.
 pub fn resolve<'a>(artifacts: &'a [SessionArtifact], reference: &str) -> Result<&'a SessionArtifact> {
     let reference = reference.trim();
-    let lower = reference.to_lowercase();
+    let lower = crate::platform::lowercase(reference);
     let rungs: [&dyn Fn(&SessionArtifact) -> bool; 4] = [
         &|a| a.id == reference,
         &|a| reference.len() >= MIN_PREFIX && a.id.starts_with(reference),
         &|a| a.title == reference,
-        &|a| a.title.to_lowercase() == lower,
+        &|a| crate::platform::lowercase(&a.title) == lower,
     ];
     for rung in rungs {
         let found: Vec<&SessionArtifact> = artifacts.iter().filter(|a| rung(a)).collect();

@@ -133,7 +133,7 @@ tool! {
         heavy: true,
         merges_queries: true,
         sends: |a| Some(Outbound::Query(text_arg(a, "query"))),
-        touches: |a| string_arg(a, &["query"]).map(|q| Touch::Reads(Subject::Search(q.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")))),
+        touches: |a| string_arg(a, &["query"]).map(|q| Touch::Reads(Subject::Search(crate::platform::lowercase(&q).split_whitespace().collect::<Vec<_>>().join(" ")))),
         persists: Some(ArtifactType::WebSearch),
         call: |args, ctx| {
             let a: SearchArgs = parse_args("web_search", args)?;

@@ -72,7 +72,7 @@ impl Node<AgentState> for MemoryRefiner {
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .filter_map(|t| t.as_str().map(str::to_lowercase))
+                    .filter_map(|t| t.as_str().map(crate::platform::lowercase))
                     .collect();
                 if !summary.is_empty() {
                     let (iso, _) = crate::tools::describe_time(

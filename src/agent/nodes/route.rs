@@ -18,7 +18,7 @@ pub struct Router(pub Rc<AgentEnv>);
 
 /// A deterministic guess when the model's answer is unusable.
 pub fn fallback_strategy(input: &str) -> Strategy {
-    let lower = input.to_lowercase();
+    let lower = crate::platform::lowercase(input);
     const WRITING: &[&str] =
         &["manuscript", "chapter", "plot", "rewrite", "edit", "原稿", "章", "プロット", "推敲", "書き直"];
     if WRITING.iter().any(|w| lower.contains(w)) {

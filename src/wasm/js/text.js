@@ -1,0 +1,25 @@
+// @ts-check
+// The browser's own Unicode for the package's text rules: grapheme
+// boundaries from Intl.Segmenter, so the package does not carry Unicode
+// tables of its own. Loaded by `src/platform.rs`.
+
+/** @type {Intl.Segmenter | undefined} */
+let graphemes;
+
+/**
+ * Where the grapheme that contains the UTF-16 position `index` starts:
+ * `index` itself when it is a boundary. Without `Intl.Segmenter` (browsers
+ * before 2024) the position is kept: a cut still never splits a UTF-8
+ * sequence, only possibly a combining sequence.
+ *
+ * @param {string} text
+ * @param {number} index
+ * @returns {number}
+ */
+export function graphemeStart(text, index) {
+  if (index <= 0 || index >= text.length) return Math.max(0, Math.min(index, text.length));
+  if (typeof Intl.Segmenter !== "function") return index;
+  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
+  const segment = graphemes.segment(text).containing(index);
+  return segment ? segment.index : index;
+}
