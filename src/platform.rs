@@ -191,15 +191,24 @@ pub async fn is_locked(name: &str) -> bool {
 /// the package (the Unicode tables are the browser's), unicode-segmentation
 /// natively; a browser test holds them to the same cases.
 pub fn grapheme_start(text: &str, at: usize) -> usize {
-    if at == 0 || at >= text.len() {
+    let (Some(before), Some(after)) = (text[..at].chars().next_back(), text[at..].chars().next()) else {
         return at.min(text.len());
-    }
-    // Between two ASCII characters is a boundary, except inside CR LF.
-    let (before, after) = (text.as_bytes()[at - 1], text.as_bytes()[at]);
-    if before.is_ascii() && after.is_ascii() && (before, after) != (b'\r', b'\n') {
+    };
+    if plainly_apart(before, after) {
         return at;
     }
     imp::grapheme_start(text, at)
+}
+
+/// Two characters with a grapheme boundary between them whatever surrounds
+/// them: ASCII (but CR LF), kana and CJK ideographs are each a grapheme of
+/// their own unless a mark follows, and none of them is a mark. Most cuts of
+/// English and Japanese text are answered here, without asking the browser.
+fn plainly_apart(before: char, after: char) -> bool {
+    let plain = |c: char| {
+        c.is_ascii() || matches!(c, '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FA}' | '\u{4E00}'..='\u{9FFF}')
+    };
+    plain(before) && plain(after) && (before, after) != ('\r', '\n')
 }
 
 /// `text` in lower case, by Unicode's full rules (final sigma included): the
@@ -247,6 +256,23 @@ pub async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output>
         Poll::Ready(slots.iter_mut().filter_map(|(_, output)| output.take()).collect())
     })
     .await
+}
+
+#[cfg(all(test, not(all(target_arch = "wasm32", target_os = "unknown"))))]
+mod text_tests {
+    /// The shortcut answers exactly what the Unicode tables answer, for every
+    /// pair of characters from the kinds that meet in real text.
+    #[test]
+    fn the_plain_shortcut_agrees_with_the_tables() {
+        let kinds = "aZ09 .\r\n\tあかゖァヺー漢字鿿、。「\u{3000}\u{3099}\u{301}\u{200D}\u{FE0F}🇯🇵👍🏽ｶﾞ\u{1100}\u{1161}\u{11A8}가\u{0915}\u{094D}\u{0600}";
+        for a in kinds.chars() {
+            for b in kinds.chars() {
+                let text = format!("x{a}{b}y");
+                let at = 1 + a.len_utf8();
+                assert_eq!(super::grapheme_start(&text, at), super::imp::grapheme_start(&text, at), "{a:?} {b:?}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,10 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[test]
 fn snippets_cut_on_grapheme_boundaries() {
     assert_eq!(snippet("吾輩は猫である", 3), "吾輩は");
+    // A combining voiced mark after kana belongs to it.
+    assert_eq!(snippet("あか\u{3099}い", 2), "あ");
+    assert_eq!(snippet("あか\u{3099}い", 3), "あか\u{3099}");
+    assert_eq!(snippet("ab\u{301}c", 2), "a");
     // A family emoji is one grapheme of 7 chars: it is not split.
     let family = "ab👨‍👩‍👧‍👦cd";
     assert_eq!(snippet(family, 4), "ab");
