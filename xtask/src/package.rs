@@ -1,6 +1,7 @@
 //! Builds the npm package as `wasm-pack.toml` describes: one wasm-pack build
-//! per `[[build]]` entry, wasm-opt with the configured arguments, and the npm
-//! fields of package.json (name, exports, sideEffects, license).
+//! per `[[build]]` entry, wasm-opt and esbuild (the JS) with the configured
+//! arguments, and the npm fields of package.json (name, exports, sideEffects,
+//! license).
 
 use std::path::Path;
 
@@ -15,6 +16,7 @@ struct Matrix {
     package: PackageConfig,
     #[serde(rename = "wasm-opt")]
     wasm_opt: WasmOpt,
+    js: Option<JsMinify>,
     std: Option<StdBuild>,
     build: Vec<BuildEntry>,
 }
@@ -80,6 +82,34 @@ struct WasmOpt {
     args: Vec<String>,
 }
 
+/// esbuild's arguments for the package's JS files on release builds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsMinify {
+    esbuild: Vec<String>,
+}
+
+impl JsMinify {
+    /// Rewrites every `.js` file under `dir` (the glue and the snippets; the
+    /// `.d.ts` files keep the documentation) in place.
+    fn apply(&self, root: &Path, dir: &Path) -> Result {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                self.apply(root, &path)?;
+            } else if path.extension().is_some_and(|e| e == "js") {
+                run(Cmd::new(root.join("www/node_modules/.bin/esbuild"))
+                    .arg(&path)
+                    .args(&self.esbuild)
+                    .arg(format!("--outfile={}", path.display()))
+                    .arg("--allow-overwrite"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct BuildEntry {
@@ -140,6 +170,9 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
                 .arg(&wasm))?;
             let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
             eprintln!("{}: {} bytes", wasm.display(), size);
+            if let Some(js) = &matrix.js {
+                js.apply(root, &out)?;
+            }
         }
         write_npm_fields(&out, &matrix.package)?;
         std::fs::copy(root.join("docs/npm-README.md"), out.join("README.md"))
