@@ -704,6 +704,20 @@ async fn a_guarded_batch_checks_and_writes_before_another_tabs_write_lands() {
     let err = this_tab.write_guarded(guard, vec![Write::Put { store: stores::ARTIFACTS, value: record("x") }]).await;
     assert!(err.is_err());
     assert_eq!(this_tab.get(stores::ARTIFACTS, "a1").await.unwrap().unwrap()["content"], "theirs");
+    // So does one whose writes (a large batch, all issued before the check
+    // has its answer) are already queued behind the reads.
+    let many: Vec<Write> = (0..300)
+        .map(|i| {
+            let mut value = record("many");
+            value["id"] = json!(format!("m{i}"));
+            Write::Put { store: stores::ARTIFACTS, value }
+        })
+        .chain([Write::Put { store: stores::ARTIFACTS, value: record("many") }])
+        .collect();
+    let guard = atelier_agent::store::Guard { reads: vec![(stores::ARTIFACTS, "a1".into())], check: Box::new(refuse) };
+    assert!(this_tab.write_guarded(guard, many).await.is_err());
+    assert_eq!(this_tab.count(stores::ARTIFACTS).await.unwrap(), 1);
+    assert_eq!(this_tab.get(stores::ARTIFACTS, "a1").await.unwrap().unwrap()["content"], "theirs");
     other_tab.close();
     this_tab.close();
     IdbBackend::delete(&db_name).await.unwrap();

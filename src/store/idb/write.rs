@@ -102,17 +102,22 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
 
     let tx = backend.transaction(&stores, IdbTransactionMode::Readwrite)?;
     let done = transaction_promise(&tx);
-    if let Some(guard) = guard {
-        let checked = match get_all_of(&tx, &guard.reads) {
-            Ok(found) => found.await.and_then(guard.check),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = checked {
-            let _ = tx.abort();
-            let _ = settle(done).await;
-            return Err(e);
-        }
-    }
+    // The guard's reads are issued first and the writes right behind them,
+    // without waiting: a transaction's requests run in order, so the reads
+    // see the records as they were before the batch, and nothing commits
+    // before the check below has passed (a failed check aborts the whole
+    // transaction, the writes with it). One round trip instead of two.
+    let (found, check) = match guard {
+        Some(guard) => match get_all_of(&tx, &guard.reads) {
+            Ok(found) => (Some(found), Some(guard.check)),
+            Err(e) => {
+                let _ = tx.abort();
+                let _ = settle(done).await;
+                return Err(e);
+            }
+        },
+        None => (None, None),
+    };
     let mut failure = None;
     for (i, (store, request)) in requests.iter().enumerate() {
         let issued = tx.object_store(store).and_then(|s| match request {
@@ -132,6 +137,13 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
         let _ = tx.abort();
         let _ = settle(done).await;
         return Err(store_error(&e));
+    }
+    if let (Some(found), Some(check)) = (found, check) {
+        if let Err(e) = found.await.and_then(check) {
+            let _ = tx.abort();
+            let _ = settle(done).await;
+            return Err(e);
+        }
     }
     commit(&tx);
     settle(done).await?;
