@@ -15,6 +15,7 @@ pub mod agent;
 pub mod cancel;
 pub mod context;
 pub mod graph;
+pub mod json;
 pub mod llm;
 pub mod platform;
 pub mod snippet;

@@ -413,7 +413,7 @@ pub const MAX_SUMMARY_TOKENS: u32 = 2048;
 /// `None` when even the tightest cut does not fit.
 pub fn compressor_input(previous: Option<&Summary>, part: &[Message], budget: usize) -> Option<String> {
     let previous = previous
-        .map(|s| format!("Summary so far:\n{}\n\n", serde_json::to_string(s).unwrap_or_default()))
+        .map(|s| format!("Summary so far:\n{}\n\n", crate::json::to_text(s).unwrap_or_default()))
         .unwrap_or_default();
     let mut caps = Caps { tool_result: 1500, other: 4000 };
     loop {

@@ -592,7 +592,7 @@ pub async fn run(
         // The step's progress, and its write if any, in one batch: a reload
         // resumes after it and never writes twice.
         let started = |p: &Progress| {
-            Receipt::new(ctx.thread_id, key, ReceiptOutcome::Started, serde_json::to_string(p).unwrap_or_default())
+            Receipt::new(ctx.thread_id, key, ReceiptOutcome::Started, crate::json::to_text(p).unwrap_or_default())
         };
         match pending_write {
             Some(Output { target, id, title, content, unmarked }) => {

@@ -61,7 +61,7 @@ pub fn estimate_request(request: &ChatRequest) -> usize {
     let tools = if request.tools.is_empty() {
         0
     } else {
-        estimate_tokens(&serde_json::to_string(&request.tools).unwrap_or_default())
+        estimate_tokens(&crate::json::to_text(&request.tools).unwrap_or_default())
     };
     messages + tools
 }

@@ -259,7 +259,7 @@ impl ChatRequest {
     pub fn wire_body(mut self) -> Result<String, serde_json::Error> {
         self.stream = true;
         self.stream_options.get_or_insert_with(|| serde_json::json!({ "include_usage": true }));
-        serde_json::to_string(&self)
+        crate::json::to_text(&self)
     }
 }
 

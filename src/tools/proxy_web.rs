@@ -25,7 +25,7 @@ impl ProxyWeb {
             let error = LlmError::from_http(status, &text, None);
             return Err(ToolError::failed(error.code(), error.to_string()));
         }
-        serde_json::from_str(&text).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
+        crate::json::from_text(&text).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
     }
 }
 

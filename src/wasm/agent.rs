@@ -398,7 +398,7 @@ impl JsAgent {
     pub fn update_settings(&self, #[wasm_bindgen(unchecked_param_type = "SettingsPatch")] patch: JsValue) -> Promise {
         let agent = self.agent.clone();
         future_to_promise(async move {
-            let patch: serde_json::Value = from_js("settings", patch)?;
+            let patch = super::convert::value_from_js("settings", patch)?;
             to_js(&agent.update_settings(&patch).await.map_err(error::agent)?)
         })
     }

@@ -50,7 +50,7 @@ impl JsAgent {
     ) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
-            let records: Vec<serde_json::Value> = from_js("an array of artifacts", artifacts)?;
+            let records = super::convert::items_from_js("an array of artifacts", artifacts)?;
             Ok(JsValue::from(db.import_artifacts(records).await.map_err(error::store)? as u32))
         })
     }

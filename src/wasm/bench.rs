@@ -74,13 +74,13 @@ impl StoreBench {
     /// does (a batch this size leaves its index to the session's first read).
     #[wasm_bindgen(js_name = bulkPut)]
     pub async fn bulk_put(&self, records: JsValue) -> Result<u32, JsValue> {
-        let records: Vec<serde_json::Value> = super::convert::from_js("an array of artifacts", records)?;
+        let records = super::convert::items_from_js("an array of artifacts", records)?;
         Ok(self.db.import_artifacts(records).await.map_err(error)? as u32)
     }
 
     /// Writes one record (with its index fields) in its own transaction.
     pub async fn put(&self, record: JsValue) -> Result<u32, JsValue> {
-        let record: serde_json::Value = super::convert::from_js("an artifact", record)?;
+        let record = super::convert::value_from_js("an artifact", record)?;
         Ok(self.db.import_artifacts(vec![record]).await.map_err(error)? as u32)
     }
 

@@ -23,7 +23,7 @@ extern "C" {
 
 /// Rust value → plain JS object/array (maps become objects, not `Map`s).
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    let text = serde_json::to_string(value).map_err(|e| error::invalid_argument("cannot convert result", e))?;
+    let text = crate::json::to_text(value).map_err(|e| error::invalid_argument("cannot convert result", e))?;
     js_sys::JSON::parse(&text)
 }
 
@@ -31,9 +31,19 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 /// The value is checked first: a cyclic, very deep or huge value, or one
 /// with a `__proto__` key, is refused before conversion walks it.
 pub(crate) fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsValue> {
+    serde_json::from_value(value_from_js(what, value)?).map_err(|e| error::invalid_argument(what, e))
+}
+
+/// JS value → JSON value (checked as [`from_js`] checks).
+pub(crate) fn value_from_js(what: &str, value: JsValue) -> Result<serde_json::Value, JsValue> {
     if let Some(problem) = shape_problem(&value, MAX_DEPTH, MAX_NODES, MAX_CHARS) {
         return Err(error::invalid_argument(what, problem));
     }
     let text = if value.is_undefined() { "null".into() } else { String::from(js_sys::JSON::stringify(&value)?) };
     serde_json::from_str(&text).map_err(|e| error::invalid_argument(what, e))
+}
+
+/// A JS array → its items as JSON values (checked as [`from_js`] checks).
+pub(crate) fn items_from_js(what: &str, value: JsValue) -> Result<Vec<serde_json::Value>, JsValue> {
+    crate::json::items(value_from_js(what, value)?).map_err(|e| error::invalid_argument(what, e))
 }

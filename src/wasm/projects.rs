@@ -164,7 +164,7 @@ impl JsAgent {
     pub fn import_project(&self, #[wasm_bindgen(unchecked_param_type = "ProjectExport")] document: JsValue) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
-            let document: serde_json::Value = from_js("a ProjectExport", document)?;
+            let document = super::convert::value_from_js("a ProjectExport", document)?;
             to_js(&db.import_project(&document).await.map_err(error::store)?)
         })
     }

@@ -318,7 +318,7 @@ impl Node<AgentState> for Tools {
                 // A delegate cut off mid-way resumes from its progress.
                 if call.function.name == delegate::NAME && receipt.outcome == ReceiptOutcome::Started {
                     let args = parse_arguments(call).unwrap_or_default();
-                    let progress = serde_json::from_str(&receipt.content).ok();
+                    let progress = crate::json::from_text(&receipt.content).ok();
                     let done = run_delegate(env, call, &key, &args, ctx, progress).await;
                     out.record(call, done);
                     continue;

@@ -9,7 +9,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::IdbTransactionMode;
 
 use super::write::commit;
-use super::{from_js, index_keys, request_promise, settle, store_error, to_js, transaction_promise, IdbBackend};
+use super::{index_keys, items_from_js, request_promise, settle, store_error, to_js, transaction_promise, IdbBackend};
 use crate::store::backend::{index_from_records, Backend};
 use crate::store::error::Result;
 use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
@@ -63,7 +63,7 @@ async fn reindex_session(backend: &IdbBackend, session_id: &str) -> Result<()> {
         let request = store.index("sessionId")?.get_all_with_key(&JsValue::from_str(session_id))?;
         // The continuation runs in the success event's microtask checkpoint,
         // while the transaction is still active.
-        let records: Vec<Value> = from_js(ARTIFACTS, &settle(request_promise(&request)).await?)?;
+        let records = items_from_js(ARTIFACTS, &settle(request_promise(&request)).await?)?;
         let indexed: Vec<Value> = records
             .into_iter()
             .map(|mut record| {

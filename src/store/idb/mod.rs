@@ -105,18 +105,33 @@ async fn settle(promise: Promise) -> Result<JsValue> {
     JsFuture::from(promise).await.map_err(|e| store_error(&e))
 }
 
-/// JSON values as JS values (one `JSON.parse`: faster than building the
-/// object field by field from WASM, and no second serializer in the binary).
-fn to_js(value: &impl serde::Serialize) -> Result<JsValue> {
-    let text =
-        serde_json::to_string(value).map_err(|e| StoreError::Codec { store: String::new(), detail: e.to_string() })?;
+/// JSON values (a record, a key, or an array of them) as JS values (one
+/// `JSON.parse`: faster than building the object field by field from WASM).
+/// Only `Value`s cross here: a typed record is made a `Value` by the store
+/// first, so no type has a text encoder of its own in the package.
+fn to_js(value: &impl JsonValues) -> Result<JsValue> {
+    let text = serde_json::to_string(value).map_err(|e| codec("", e))?;
     js_sys::JSON::parse(&text).map_err(|e| store_error(&e))
 }
 
-/// JS values (a record, or an array of records) as JSON.
-fn from_js<T: serde::de::DeserializeOwned>(store: &str, value: &JsValue) -> Result<T> {
+/// `Value` or `Vec<Value>`.
+trait JsonValues: serde::Serialize {}
+impl JsonValues for Value {}
+impl JsonValues for Vec<Value> {}
+
+/// A JS value (a record, or an array of them) as JSON.
+fn from_js(store: &str, value: &JsValue) -> Result<Value> {
     let text: String = js_sys::JSON::stringify(value).map_err(|e| store_error(&e))?.into();
-    serde_json::from_str(&text).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
+    serde_json::from_str(&text).map_err(|e| codec(store, e))
+}
+
+/// A JS array's items as JSON.
+fn items_from_js(store: &str, value: &JsValue) -> Result<Vec<Value>> {
+    crate::json::items(from_js(store, value)?).map_err(|e| codec(store, e))
+}
+
+fn codec(store: &str, e: serde_json::Error) -> StoreError {
+    StoreError::Codec { store: store.to_owned(), detail: e.to_string() }
 }
 
 /// A stored record as the rest of the code sees it (artifacts without their
@@ -228,24 +243,24 @@ impl Backend for IdbBackend {
     async fn by_index_key(&self, store: &str, index: &str, key: &Value) -> Result<Vec<Value>> {
         let key = to_js(key)?;
         let all = self.read(store, |s| s.index(index)?.get_all_with_key(&key)).await?;
-        Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+        Ok(items_from_js(store, &all)?.into_iter().map(|v| record(store, v)).collect())
     }
 
     async fn keys_by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<String>> {
         let keys = self.read(store, |s| s.index(index)?.get_all_keys_with_key(&JsValue::from_str(value))).await?;
-        from_js::<Vec<String>>(store, &keys)
+        serde_json::from_value(from_js(store, &keys)?).map_err(|e| codec(store, e))
     }
 
     async fn all_keys(&self, store: &str) -> Result<Vec<String>> {
         let keys = self.read(store, |s| s.get_all_keys()).await?;
         // Keys another app wrote may be numbers: those are no id of ours.
-        let keys: Vec<Value> = from_js(store, &keys)?;
+        let keys = items_from_js(store, &keys)?;
         Ok(keys.into_iter().filter_map(|k| k.as_str().map(str::to_owned)).collect())
     }
 
     async fn all(&self, store: &str) -> Result<Vec<Value>> {
         let all = self.read(store, |s| s.get_all()).await?;
-        Ok(from_js::<Vec<Value>>(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+        Ok(items_from_js(store, &all)?.into_iter().map(|v| record(store, v)).collect())
     }
 
     async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
@@ -279,7 +294,7 @@ fn get_all_of(
     Ok(async move {
         // A missing record is `undefined`, which JSON writes as null.
         let found = settle(Promise::all(&requests)).await?;
-        let found: Vec<Option<Value>> = from_js("a guarded read", &found)?;
-        Ok(found.into_iter().zip(stores).map(|(v, store)| v.map(|v| record(store, v))).collect())
+        let found = items_from_js("a guarded read", &found)?;
+        Ok(found.into_iter().zip(stores).map(|(v, store)| (!v.is_null()).then(|| record(store, v))).collect())
     })
 }
