@@ -31,32 +31,16 @@ pub const SCHEMA_NAME: &str = "adit_edits";
 /// Written for strict structured output (every property required, no
 /// additional properties), which OpenAI-compatible APIs demand.
 pub fn edits_json_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "edits": {
-                "type": "array",
-                "description": "Edits applied in order, each to the result of the previous one.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "search": {
-                            "type": "string",
-                            "description": "Exact text to find, copied from the document, with enough surrounding lines to occur exactly once. Empty to append."
-                        },
-                        "replace": {
-                            "type": "string",
-                            "description": "Text that takes its place. Empty to delete."
-                        }
-                    },
-                    "required": ["search", "replace"],
-                    "additionalProperties": false
-                }
-            }
-        },
-        "required": ["edits"],
-        "additionalProperties": false
-    })
+    crate::tools::schema(
+        r#"{
+            "type": "object",
+            "properties": {
+                "edits": {"type": "array", "description": "Edits applied in order, each to the result of the previous one.", "items": {"type": "object", "properties": {"search": {"type": "string", "description": "Exact text to find, copied from the document, with enough surrounding lines to occur exactly once. Empty to append."}, "replace": {"type": "string", "description": "Text that takes its place. Empty to delete."}}, "required": ["search", "replace"], "additionalProperties": false}}
+            },
+            "required": ["edits"],
+            "additionalProperties": false
+        }"#,
+    )
 }
 
 /// The `response_format` value of an OpenAI-compatible Chat Completions

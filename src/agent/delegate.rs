@@ -126,13 +126,19 @@ pub fn is_id(target: &str) -> bool {
 
 /// The tool's spec.
 pub fn spec() -> ToolSpec {
-    let item = json!({ "type": "object", "properties": {
-        "artifact": { "type": "string", "description": "An artifact id." },
-        "section": { "type": "string", "description": "A chapter/section id." },
-        "outline": { "type": "string", "description": "A project id: its outline." },
-        "continuity": { "type": "string", "description": "A project id: its continuity notes." },
-        "purpose": { "type": "string", "description": "Why the child reads it." },
-        "optional": { "type": "boolean", "description": "May be left out when the budget is short." } } });
+    let item = crate::tools::schema(
+        r#"{
+            "type": "object",
+            "properties": {
+                "artifact": {"type": "string", "description": "An artifact id."},
+                "section": {"type": "string", "description": "A chapter/section id."},
+                "outline": {"type": "string", "description": "A project id: its outline."},
+                "continuity": {"type": "string", "description": "A project id: its continuity notes."},
+                "purpose": {"type": "string", "description": "Why the child reads it."},
+                "optional": {"type": "boolean", "description": "May be left out when the budget is short."}
+            }
+        }"#,
+    );
     ToolSpec::function(
         NAME,
         "Hand a self-contained task to a helper that works in its own conversation on exactly the files you list \
@@ -371,14 +377,22 @@ fn child_tools(kind: Kind) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec::function(
         "read_file",
         "The whole text of one of your files (by its key, e.g. artifact:<id>), if it fits your budget.",
-        json!({ "type": "object", "properties": { "key": { "type": "string" } }, "required": ["key"] }),
+        crate::tools::schema(r#"{"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}"#),
     )];
     if kind == Kind::Write {
         tools.push(ToolSpec::function(
             "write_output",
             "Write one of your outputs (its whole text, ending with the completion marker line).",
-            json!({ "type": "object", "properties": { "target": { "type": "string" }, "content": { "type": "string" } },
-                    "required": ["target", "content"] }),
+            crate::tools::schema(
+                r#"{
+                    "type": "object",
+                    "properties": {
+                        "target": {"type": "string"},
+                        "content": {"type": "string"}
+                    },
+                    "required": ["target", "content"]
+                }"#,
+            ),
         ));
     }
     tools
@@ -717,6 +731,15 @@ async fn child_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_childs_tool_schemas_parse() {
+        let specs = child_tools(Kind::Write);
+        assert_eq!(specs.len(), 2);
+        for spec in specs {
+            assert!(spec.function.parameters["properties"].is_object(), "{}", spec.function.name);
+        }
+    }
 
     fn item(key: &str, chars: usize, at: f64, optional: bool) -> Resolved {
         Resolved {

@@ -259,7 +259,27 @@ impl ChatRequest {
     pub fn wire_body(mut self) -> Result<String, serde_json::Error> {
         self.stream = true;
         self.stream_options.get_or_insert_with(|| serde_json::json!({ "include_usage": true }));
-        crate::json::to_text(&self)
+        // The stable parts first, in this order: the model, the tools, then
+        // the append-only messages, so consecutive requests share a long
+        // byte-identical prefix (a `Value` alone would sort the keys and put
+        // the messages before the tools). Inside each part the keys are
+        // sorted, the same way in every request.
+        let mut fields = match serde_json::to_value(&self)? {
+            Value::Object(fields) => fields,
+            other => return Ok(other.to_string()),
+        };
+        let mut body = String::from("{");
+        let ordered = ["model", "tools", "messages"].into_iter().filter_map(|k| fields.remove_entry(k));
+        for (key, value) in ordered.collect::<Vec<_>>().into_iter().chain(fields) {
+            if body.len() > 1 {
+                body.push(',');
+            }
+            body.push_str(&Value::String(key).to_string());
+            body.push(':');
+            body.push_str(&value.to_string());
+        }
+        body.push('}');
+        Ok(body)
     }
 }
 

@@ -24,9 +24,17 @@ tool! {
     CreateArtifact {
         name: "create_artifact",
         description: "Save a note, draft or plan as a session artifact. lifecycle: overwritable (default), append_only (only additions at the end: logs, glossaries) or static (read-only).",
-        parameters: json!({ "type": "object", "properties": {
-            "title": { "type": "string" }, "content": { "type": "string" },
-            "lifecycle": { "type": "string", "enum": ["overwritable", "append_only", "static"] } }, "required": ["title", "content"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "title": {"type": "string"},
+                    "content": {"type": "string"},
+                    "lifecycle": {"type": "string", "enum": ["overwritable", "append_only", "static"]}
+                },
+                "required": ["title", "content"]
+            }"#,
+        ),
         read_only: false,
         approval: false,
         persists: None,
@@ -48,7 +56,15 @@ tool! {
     GetArtifact {
         name: "get_artifact",
         description: "Read the full content of an artifact (by id, id prefix or title).",
-        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"}
+                },
+                "required": ["id"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         heavy: true,
@@ -67,7 +83,7 @@ tool! {
     ListArtifacts {
         name: "list_artifacts",
         description: "List this session's artifacts (id, title, type, whether active, length).",
-        parameters: json!({ "type": "object", "properties": {}, "required": [] }),
+        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
         read_only: true,
         approval: false,
         persists: None,
@@ -85,7 +101,15 @@ tool! {
     DeleteArtifact {
         name: "delete_artifact",
         description: "Delete an artifact from the session (static ones cannot be deleted by you).",
-        parameters: json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"}
+                },
+                "required": ["id"]
+            }"#,
+        ),
         read_only: false,
         approval: true,
         touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Writes(Subject::Artifact(id))),

@@ -25,7 +25,7 @@ tool! {
     ListMemoryDates {
         name: "list_memory_dates",
         description: "List the dates (YYYY-MM-DD) on which long-term memories were stored. Use it before read_memories_by_date when the person refers to an earlier conversation.",
-        parameters: json!({ "type": "object", "properties": {}, "required": [] }),
+        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
         read_only: true,
         approval: false,
         persists: Some(ArtifactType::Text),
@@ -49,9 +49,16 @@ tool! {
     ReadMemoriesByDate {
         name: "read_memories_by_date",
         description: "Read the long-term memories of one date, or of a range when end_date is given (inclusive).",
-        parameters: json!({ "type": "object", "properties": {
-            "start_date": { "type": "string", "description": "YYYY-MM-DD" },
-            "end_date": { "type": "string", "description": "YYYY-MM-DD, optional" } }, "required": ["start_date"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "start_date": {"type": "string", "description": "YYYY-MM-DD"},
+                    "end_date": {"type": "string", "description": "YYYY-MM-DD, optional"}
+                },
+                "required": ["start_date"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         persists: Some(ArtifactType::Text),

@@ -22,10 +22,6 @@ pub fn tools() -> Vec<Rc<dyn Tool>> {
     ]
 }
 
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({ "type": "object", "properties": properties, "required": required })
-}
-
 #[derive(Deserialize)]
 struct ProjectArgs {
     #[serde(alias = "id")]
@@ -52,7 +48,7 @@ tool! {
     ListProjects {
         name: "list_projects",
         description: "List the person's writing projects (id, title, description). Use it to find a project id.",
-        parameters: object(json!({}), &[]),
+        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
         read_only: true,
         approval: false,
         persists: Some(ArtifactType::ProjectData),
@@ -70,7 +66,15 @@ tool! {
     GetProject {
         name: "get_project",
         description: "Get a project's title, description and the size of its manuscript and plot.",
-        parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "project_id": {"type": "string"}
+                },
+                "required": ["project_id"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Project(id))),
@@ -95,7 +99,15 @@ tool! {
     GetOutline {
         name: "get_outline",
         description: "Get a project's outline: chapters and sections (ids, titles, lengths) and the plot tree. Use the ids with get_manuscript and the plot tools.",
-        parameters: object(json!({ "project_id": { "type": "string" } }), &["project_id"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "project_id": {"type": "string"}
+                },
+                "required": ["project_id"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Outline(id))),
@@ -120,7 +132,15 @@ tool! {
     GetManuscript {
         name: "get_manuscript",
         description: "Get the exact raw text of a chapter or section (copy from it verbatim when editing).",
-        parameters: object(json!({ "section_id": { "type": "string" } }), &["section_id"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "section_id": {"type": "string"}
+                },
+                "required": ["section_id"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         heavy: true,
@@ -150,7 +170,18 @@ tool! {
     AddPlotItem {
         name: "add_plot_item",
         description: "Add a plot item (act, scene, beat) at the end of its parent's children.",
-        parameters: object(json!({ "project_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" }, "parent_id": { "type": "string" } }), &["project_id", "title"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "project_id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "summary": {"type": "string"},
+                    "parent_id": {"type": "string"}
+                },
+                "required": ["project_id", "title"]
+            }"#,
+        ),
         read_only: false,
         approval: false,
         group: super::ToolGroup::Plot,
@@ -184,7 +215,17 @@ tool! {
     UpdatePlotItem {
         name: "update_plot_item",
         description: "Change a plot item's title and/or summary.",
-        parameters: object(json!({ "item_id": { "type": "string" }, "title": { "type": "string" }, "summary": { "type": "string" } }), &["item_id"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "item_id": {"type": "string"},
+                    "title": {"type": "string"},
+                    "summary": {"type": "string"}
+                },
+                "required": ["item_id"]
+            }"#,
+        ),
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,
@@ -216,7 +257,17 @@ tool! {
     MovePlotItem {
         name: "move_plot_item",
         description: "Move a plot item: set its parent (omit for top level) and its order among siblings.",
-        parameters: object(json!({ "item_id": { "type": "string" }, "parent_id": { "type": "string" }, "order": { "type": "number" } }), &["item_id", "order"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "item_id": {"type": "string"},
+                    "parent_id": {"type": "string"},
+                    "order": {"type": "number"}
+                },
+                "required": ["item_id", "order"]
+            }"#,
+        ),
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,
@@ -245,7 +296,15 @@ tool! {
     DeletePlotItem {
         name: "delete_plot_item",
         description: "Delete a plot item and everything under it.",
-        parameters: object(json!({ "item_id": { "type": "string" } }), &["item_id"]),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "item_id": {"type": "string"}
+                },
+                "required": ["item_id"]
+            }"#,
+        ),
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,

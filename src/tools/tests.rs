@@ -31,6 +31,16 @@ fn plan_chapter_edit(ctx: &ToolContext, args: &serde_json::Value) -> EditPlan {
 fn every_tool_has_an_object_schema_and_sensible_defaults() {
     let registry = ToolRegistry::standard();
     assert!(registry.all().len() >= 25);
+    // The schemas kept as text parse (`schema` would give null otherwise).
+    let schemas = registry
+        .all()
+        .iter()
+        .map(|t| t.spec().function.parameters)
+        .chain([crate::agent::delegate::spec().function.parameters, crate::adit::edits_json_schema()]);
+    for schema in schemas {
+        assert_eq!(schema["type"], "object", "{schema}");
+        assert!(schema["properties"].is_object(), "{schema}");
+    }
     for tool in registry.all() {
         let spec = tool.spec();
         assert_eq!(spec.function.parameters["type"], "object", "{}", spec.function.name);

@@ -75,7 +75,7 @@ tool! {
     CurrentTime {
         name: "current_time",
         description: "Get the current date and time (ISO 8601 and the person's local time).",
-        parameters: json!({ "type": "object", "properties": {}, "required": [] }),
+        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
         read_only: true,
         approval: false,
         persists: None,
@@ -185,9 +185,16 @@ impl Tool for PlanTask {
         crate::llm::ToolSpec::function(
             "plan_task",
             "Show the plan for a multi-step task: the goal and the steps you will take.",
-            json!({ "type": "object", "properties": {
-                "goal": { "type": "string" }, "steps": { "type": "array", "items": { "type": "string" } } },
-                "required": ["goal", "steps"] }),
+            crate::tools::schema(
+                r#"{
+                    "type": "object",
+                    "properties": {
+                        "goal": {"type": "string"},
+                        "steps": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["goal", "steps"]
+                }"#,
+            ),
         )
     }
     fn read_only(&self) -> bool {

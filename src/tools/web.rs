@@ -7,7 +7,6 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{parse_args, string_arg, text_arg, Outbound, Subject, Tool, ToolError, ToolOutput, Touch};
 use crate::cancel::CancelToken;
@@ -126,8 +125,16 @@ tool! {
     WebSearch {
         name: "web_search",
         description: "Search the web for current or external information. Returns titles, URLs and extracts; cite them.",
-        parameters: json!({ "type": "object", "properties": {
-            "query": { "type": "string" }, "max_results": { "type": "integer", "minimum": 1, "maximum": 10 } }, "required": ["query"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "max_results": {"type": "integer", "minimum": 1, "maximum": 10}
+                },
+                "required": ["query"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         heavy: true,
@@ -155,7 +162,15 @@ tool! {
     OpenUrl {
         name: "open_url",
         description: "Open a web page and read it as Markdown (pages that need JavaScript to render are not supported).",
-        parameters: json!({ "type": "object", "properties": { "url": { "type": "string" } }, "required": ["url"] }),
+        parameters: crate::tools::schema(
+            r#"{
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string"}
+                },
+                "required": ["url"]
+            }"#,
+        ),
         read_only: true,
         approval: false,
         heavy: true,
