@@ -12,7 +12,7 @@
 //! is mistaken for one. Blobs are keyed `<session>/<hash>` and go with the
 //! session (`deleteSession`); they are not shared across sessions.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -60,7 +60,7 @@ pub fn extract(value: &mut Value, blobs: &mut Vec<(String, String)>) {
 }
 
 /// The hashes `value` references.
-pub fn references(value: &Value, out: &mut BTreeSet<String>) {
+pub fn references(value: &Value, out: &mut HashSet<String>) {
     match value {
         Value::Array(items) => items.iter().for_each(|v| references(v, out)),
         Value::Object(map) => match (map.len(), map.get(REF), map.get(LIT)) {
@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(blobs.len(), 2, "each occurrence is named (written once: same hash)");
         assert_eq!(blobs[0].0, blobs[1].0);
         assert!(stored.to_string().len() < 400, "{stored}");
-        let mut named = BTreeSet::new();
+        let mut named = HashSet::new();
         references(&stored, &mut named);
         assert_eq!(named.len(), 1, "lookalikes are not references");
         let mut read = stored.clone();

@@ -14,7 +14,7 @@
 //! pause for review, the end of a run and every read wait for all of them.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -89,7 +89,7 @@ impl<S: GraphState> StoreCheckpointer<S> {
     /// A stored record back into a checkpoint, its blobs read back in.
     async fn decode(&self, thread: &str, record: Value) -> Result<Checkpoint<S>, CheckpointError> {
         let mut checkpoint = record.get("checkpoint").cloned().unwrap_or(Value::Null);
-        let mut named = BTreeSet::new();
+        let mut named = HashSet::new();
         blobs::references(&checkpoint, &mut named);
         let mut texts = HashMap::with_capacity(named.len());
         for hash in named {

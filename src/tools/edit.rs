@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{parse_args, Tool, ToolContext, ToolError, ToolGroup, ToolOutput};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
@@ -120,6 +120,28 @@ pub fn tools() -> Vec<Rc<dyn Tool>> {
     ]
 }
 
+/// The arguments of the edit tools (`$id`: the target's id field).
+const EDITS_SCHEMA: &str = r#"{
+    "type": "object",
+    "properties": {
+        "$id": {"type": "string"},
+        "edits": {"type": "array", "description": "Exact search/replace pairs, applied in order.",
+                  "items": {"type": "object", "properties": {"search": {"type": "string"}, "replace": {"type": "string"}},
+                            "required": ["search", "replace"]}},
+        "search_replace": {"type": "string", "description": "Alternatively, SEARCH/REPLACE blocks."},
+        "instruction": {"type": "string",
+                        "description": "Alternatively, what to change, in words: the editor model works out the edits."}
+    },
+    "required": ["$id"]
+}"#;
+
+/// The arguments of the whole-text replacements.
+const REPLACE_SCHEMA: &str = r#"{
+    "type": "object",
+    "properties": {"$id": {"type": "string"}, "content": {"type": "string", "description": "The full new text."}},
+    "required": ["$id", "content"]
+}"#;
+
 #[async_trait(?Send)]
 impl Tool for EditTool {
     fn name(&self) -> &'static str {
@@ -127,24 +149,8 @@ impl Tool for EditTool {
     }
     fn spec(&self) -> crate::llm::ToolSpec {
         let id = if self.kind.section { "section_id" } else { "id" };
-        let mut properties = json!({ id: { "type": "string" } });
-        if self.kind.replace {
-            properties["content"] = json!({ "type": "string", "description": "The full new text." });
-        } else {
-            properties["edits"] = json!({ "type": "array", "description": "Exact search/replace pairs, applied in order.",
-                "items": { "type": "object", "properties": { "search": { "type": "string" }, "replace": { "type": "string" } },
-                           "required": ["search", "replace"] } });
-            properties["search_replace"] =
-                json!({ "type": "string", "description": "Alternatively, SEARCH/REPLACE blocks." });
-            properties["instruction"] = json!({ "type": "string",
-                "description": "Alternatively, what to change, in words: the editor model works out the edits." });
-        }
-        let required: &[&str] = if self.kind.replace { &[id, "content"] } else { &[id] };
-        crate::llm::ToolSpec::function(
-            self.name,
-            self.description,
-            json!({ "type": "object", "properties": properties, "required": required }),
-        )
+        let text = if self.kind.replace { REPLACE_SCHEMA } else { EDITS_SCHEMA };
+        crate::llm::ToolSpec::function(self.name, self.description, super::schema(&text.replace("$id", id)))
     }
     fn read_only(&self) -> bool {
         false

@@ -72,7 +72,7 @@ macro_rules! tool {
 /// A JSON Schema from its text. Schemas are kept as text in the package: a
 /// `json!` literal compiles to code that builds the value node by node,
 /// several times the size of the text. A test parses every tool's schema.
-pub(crate) fn schema(text: &'static str) -> serde_json::Value {
+pub(crate) fn schema(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_default()
 }
 

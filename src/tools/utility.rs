@@ -141,7 +141,10 @@ impl Tool for Narration {
         crate::llm::ToolSpec::function(
             self.name,
             self.description,
-            json!({ "type": "object", "properties": { self.field: { "type": "string" } }, "required": [self.field] }),
+            super::schema(
+                &r#"{"type": "object", "properties": {"$field": {"type": "string"}}, "required": ["$field"]}"#
+                    .replace("$field", self.field),
+            ),
         )
     }
     fn read_only(&self) -> bool {

@@ -4,7 +4,7 @@
 //! or, in a large batch, none: their sessions are marked stale instead and
 //! the first read of a session's index adds them.
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -61,7 +61,7 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
             Write::Put { store, .. } | Write::Delete { store, .. } => *store,
         })
         .collect();
-    let mut stale_sessions = BTreeSet::new();
+    let mut stale_sessions = HashSet::new();
     // Every record is converted before anything is issued: a record that
     // cannot be converted fails the batch before it starts. All the puts'
     // values cross in one JSON array (moved, not copied).
