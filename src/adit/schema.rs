@@ -75,7 +75,7 @@ pub fn parse_edits_json(json: &str) -> Result<Vec<Edit>> {
     items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| serde_json::from_value::<Edit>(item).map_err(|e| bad(i, 0, format!("edit {i}: {e}"))))
+        .map(|(i, item)| crate::json::from_value::<Edit>(item).map_err(|e| bad(i, 0, format!("edit {i}: {e}"))))
         .collect()
 }
 

@@ -311,7 +311,7 @@ pub fn transcript(messages: &[Message], caps: Caps) -> String {
 /// Reads the sub-model's answer: the schema's fields, the required ones
 /// present. A missing `user_constraints` or `task_state` is an error.
 pub fn parse_summary(value: Value) -> Result<Summary, serde_json::Error> {
-    serde_json::from_value(value)
+    crate::json::from_value(value)
 }
 
 fn bullet_list(out: &mut String, title: &str, items: impl Iterator<Item = String>) {

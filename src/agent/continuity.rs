@@ -164,7 +164,7 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
         Err(LlmError::Aborted) => return Err(UpdateError::Aborted),
         Err(e) => return Err(UpdateError::Model(e)),
     };
-    let entries: Entries = serde_json::from_value(answer.value).map_err(UpdateError::Fields)?;
+    let entries: Entries = crate::json::from_value(answer.value).map_err(UpdateError::Fields)?;
     let lines = new_lines(&entries, &section.title, &texts);
     let mut appended = [0usize; 4];
     let session = session_of(&section.project_id);

@@ -520,7 +520,7 @@ pub async fn run(
     args: &Value,
     resume: Option<Progress>,
 ) -> Result<String, DelegateError> {
-    let args: DelegateArgs = serde_json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
+    let args: DelegateArgs = crate::json::from_value(args.clone()).map_err(|e| invalid(e.to_string()))?;
     if args.task.trim().is_empty() {
         return Err(invalid("the task is empty"));
     }

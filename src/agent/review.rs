@@ -134,7 +134,7 @@ impl Node<AgentState> for Review {
             Some(receipt) => (receipt.outcome != ReceiptOutcome::Rejected, replayed(&receipt)),
             None => {
                 let payload = serde_json::to_value(&pending.payload).unwrap_or(Value::Null);
-                let decision: Decision = serde_json::from_value(ctx.interrupt(payload)?)
+                let decision: Decision = crate::json::from_value(ctx.interrupt(payload)?)
                     .map_err(|e| NodeError::failed("invalid_argument", format!("decision: {e}")))?;
                 (decision.approved, decide(env, pending, &state.call_key(call), &decision, ctx).await?)
             }

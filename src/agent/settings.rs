@@ -104,7 +104,7 @@ impl AgentSettings {
                 }
             }
         }
-        serde_json::from_value(merged).map_err(|e| e.to_string())
+        crate::json::from_value(merged).map_err(|e| e.to_string())
     }
 
     /// Stored settings, read leniently: a stored record from another version

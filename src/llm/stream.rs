@@ -127,7 +127,7 @@ pub fn parse_completion(body: &str) -> Result<ChatOutcome> {
         .get("message")
         .cloned()
         .ok_or_else(|| LlmError::MalformedResponse("the answer has no message".into()))?;
-    let mut message: Message = serde_json::from_value(message)
+    let mut message: Message = crate::json::from_value(message)
         .map_err(|e| LlmError::MalformedResponse(format!("the answer's message is not readable: {e}")))?;
     if let Message::Assistant { content, .. } = &mut message {
         if content.as_deref() == Some("") {

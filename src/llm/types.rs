@@ -391,10 +391,10 @@ mod tests {
             Message::Assistant { content: None, tool_calls: vec![call] },
             Message::tool("c1", "result"),
         ] {
-            let back: Message = serde_json::from_value(serde_json::to_value(&message).unwrap()).unwrap();
+            let back: Message = crate::json::from_value(serde_json::to_value(&message).unwrap()).unwrap();
             assert_eq!(back, message);
         }
-        let null_content: Message = serde_json::from_value(json!({"role": "assistant", "content": null})).unwrap();
+        let null_content: Message = crate::json::from_value(json!({"role": "assistant", "content": null})).unwrap();
         assert_eq!(null_content, Message::Assistant { content: None, tool_calls: Vec::new() });
         for (bad, says) in [
             (json!({"role": "user"}), "needs `content`"),
@@ -402,7 +402,7 @@ mod tests {
             (json!({"role": "wizard", "content": "x"}), "unknown message role"),
             (json!({"content": "x"}), "role"),
         ] {
-            let err = serde_json::from_value::<Message>(bad).unwrap_err().to_string();
+            let err = crate::json::from_value::<Message>(bad).unwrap_err().to_string();
             assert!(err.contains(says), "{err}");
         }
     }
@@ -426,14 +426,14 @@ mod tests {
                 {"role": "tool", "tool_call_id": "call_1", "content": "result"}
             ])
         );
-        let back: Vec<Message> = serde_json::from_value(wire).unwrap();
+        let back: Vec<Message> = crate::json::from_value(wire).unwrap();
         assert_eq!(back, messages);
     }
 
     #[test]
     fn assistant_with_null_content_parses() {
         let m: Message =
-            serde_json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []})).unwrap();
+            crate::json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []})).unwrap();
         assert_eq!(m.text(), "");
     }
 }

@@ -268,7 +268,7 @@ impl Db {
         let mut artifacts = Vec::with_capacity(records.len());
         for (i, record) in records.into_iter().enumerate() {
             let id = record.get("id").and_then(Value::as_str).unwrap_or("?").to_owned();
-            let artifact: SessionArtifact = serde_json::from_value(record).map_err(|e| StoreError::Invalid {
+            let artifact: SessionArtifact = crate::json::from_value(record).map_err(|e| StoreError::Invalid {
                 field: format!("artifacts[{i}]"),
                 message: format!("(id {id}) {e}"),
             })?;

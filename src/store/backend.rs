@@ -84,7 +84,7 @@ pub trait Backend {
 pub(crate) fn index_from_records(records: Vec<Value>, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
     let mut entries = Vec::new();
     for value in records {
-        let artifact: SessionArtifact = serde_json::from_value(value)
+        let artifact: SessionArtifact = crate::json::from_value(value)
             .map_err(|e| StoreError::Codec { store: ARTIFACTS.to_owned(), detail: e.to_string() })?;
         if artifact.is_active || !active_only {
             entries.push(ArtifactSnippet::of(&artifact));

@@ -100,7 +100,7 @@ impl<S: GraphState> StoreCheckpointer<S> {
             }
         }
         blobs::restore(&mut checkpoint, &texts).map_err(CheckpointError::Codec)?;
-        serde_json::from_value(checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))
+        crate::json::from_value(checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))
     }
 
     /// Writes for the blobs of `found` this thread does not have yet.

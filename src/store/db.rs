@@ -43,7 +43,7 @@ pub(super) fn to_value<T: Serialize>(store: &str, record: &T) -> Result<Value> {
 }
 
 pub(super) fn from_value<T: DeserializeOwned>(store: &str, value: Value) -> Result<T> {
-    serde_json::from_value(value).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
+    crate::json::from_value(value).map_err(|e| StoreError::Codec { store: store.to_owned(), detail: e.to_string() })
 }
 
 thread_local! {

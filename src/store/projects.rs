@@ -253,7 +253,7 @@ impl Db {
             return Err(invalid("version", "unsupported export version (expected 1)".into()));
         }
         let project: Project =
-            serde_json::from_value(document["project"].clone()).map_err(|e| invalid("project", e.to_string()))?;
+            crate::json::from_value(document["project"].clone()).map_err(|e| invalid("project", e.to_string()))?;
         let sections: Vec<ManuscriptSection> = self.import_records(document, "manuscripts", SECTIONS, &project).await?;
         let plots: Vec<PlotItem> = self.import_records(document, "plots", PLOTS, &project).await?;
         check_forest("manuscripts", &sections)?;
@@ -301,7 +301,7 @@ impl Db {
         let mut notes = Vec::with_capacity(list.len());
         for (i, value) in list.iter().enumerate() {
             let at = format!("continuity[{i}]");
-            let note: SessionArtifact = serde_json::from_value(value.clone())
+            let note: SessionArtifact = crate::json::from_value(value.clone())
                 .map_err(|e| StoreError::Invalid { field: at.clone(), message: e.to_string() })?;
             if note.session_id != session {
                 return Err(StoreError::Invalid {
@@ -342,7 +342,7 @@ impl Db {
         let mut records = Vec::with_capacity(list.len());
         for (i, value) in list.iter().enumerate() {
             let at = format!("{field}[{i}]");
-            let record: T = serde_json::from_value(value.clone())
+            let record: T = crate::json::from_value(value.clone())
                 .map_err(|e| StoreError::Invalid { field: at.clone(), message: e.to_string() })?;
             if record.project_id() != project.id {
                 return Err(StoreError::Invalid {

@@ -136,7 +136,7 @@ impl From<crate::store::StoreError> for ToolError {
 /// Reads a tool's arguments into `T`, or explains what is wrong.
 pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
     let args = if args.is_null() { Value::Object(Default::default()) } else { args.clone() };
-    serde_json::from_value(args)
+    crate::json::from_value(args)
         .map_err(|e| ToolError::InvalidArguments { tool: tool.to_owned(), message: e.to_string() })
 }
 

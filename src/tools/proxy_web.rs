@@ -39,12 +39,12 @@ impl WebTools for ProxyWeb {
     ) -> Result<Vec<SearchResult>, ToolError> {
         let answer =
             self.call("tools/web-search", json!({ "query": query, "max_results": max_results }), cancel).await?;
-        serde_json::from_value(answer.get("results").cloned().unwrap_or(Value::Array(Vec::new())))
+        crate::json::from_value(answer.get("results").cloned().unwrap_or(Value::Array(Vec::new())))
             .map_err(|e| ToolError::failed("malformed_response", e.to_string()))
     }
 
     async fn open_url(&self, url: &str, cancel: &CancelToken) -> Result<WebPage, ToolError> {
         let answer = self.call("tools/open-url", json!({ "url": url }), cancel).await?;
-        serde_json::from_value(answer).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
+        crate::json::from_value(answer).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 /// The value is checked first: a cyclic, very deep or huge value, or one
 /// with a `__proto__` key, is refused before conversion walks it.
 pub(crate) fn from_js<T: DeserializeOwned>(what: &str, value: JsValue) -> Result<T, JsValue> {
-    serde_json::from_value(value_from_js(what, value)?).map_err(|e| error::invalid_argument(what, e))
+    crate::json::from_value(value_from_js(what, value)?).map_err(|e| error::invalid_argument(what, e))
 }
 
 /// JS value → JSON value (checked as [`from_js`] checks).

@@ -248,7 +248,7 @@ impl Backend for IdbBackend {
 
     async fn keys_by_index(&self, store: &str, index: &str, value: &str) -> Result<Vec<String>> {
         let keys = self.read(store, |s| s.index(index)?.get_all_keys_with_key(&JsValue::from_str(value))).await?;
-        serde_json::from_value(from_js(store, &keys)?).map_err(|e| codec(store, e))
+        crate::json::from_value(from_js(store, &keys)?).map_err(|e| codec(store, e))
     }
 
     async fn all_keys(&self, store: &str) -> Result<Vec<String>> {
