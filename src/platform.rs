@@ -201,14 +201,20 @@ pub fn grapheme_start(text: &str, at: usize) -> usize {
 }
 
 /// Two characters with a grapheme boundary between them whatever surrounds
-/// them: ASCII (but CR LF), kana and CJK ideographs are each a grapheme of
-/// their own unless a mark follows, and none of them is a mark. Most cuts of
-/// English and Japanese text are answered here, without asking the browser.
+/// them: ASCII (but CR LF), CJK punctuation, kana, CJK ideographs and the
+/// fullwidth forms are each a grapheme of their own unless a mark follows,
+/// and none of them is a mark. Most cuts of English, Japanese and Chinese
+/// text are answered here, without asking the browser.
 fn plainly_apart(before: char, after: char) -> bool {
-    let plain = |c: char| {
-        c.is_ascii() || matches!(c, '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FA}' | '\u{4E00}'..='\u{9FFF}')
-    };
     plain(before) && plain(after) && (before, after) != ('\r', '\n')
+}
+
+/// See [`plainly_apart`] (a test checks every character of these ranges
+/// against the Unicode tables).
+fn plain(c: char) -> bool {
+    c.is_ascii()
+        || matches!(c, '\u{3000}'..='\u{3029}' | '\u{3041}'..='\u{3096}' | '\u{30A1}'..='\u{30FA}' | '\u{30FC}')
+        || matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{FF01}'..='\u{FF60}')
 }
 
 /// `text` in lower case, by Unicode's full rules (final sigma included): the
@@ -264,12 +270,21 @@ mod text_tests {
     /// pair of characters from the kinds that meet in real text.
     #[test]
     fn the_plain_shortcut_agrees_with_the_tables() {
-        let kinds = "aZ09 .\r\n\tあかゖァヺー漢字鿿、。「\u{3000}\u{3099}\u{301}\u{200D}\u{FE0F}🇯🇵👍🏽ｶﾞ\u{1100}\u{1161}\u{11A8}가\u{0915}\u{094D}\u{0600}";
+        let kinds = "aZ09 .\r\n\tあかゖァヺー漢字鿿、。「：（\u{3000}\u{302A}\u{3099}\u{FF9E}\u{301}\u{200D}\u{FE0F}🇯🇵👍🏽ｶﾞ\u{1100}\u{1161}\u{11A8}가\u{0915}\u{094D}\u{0600}";
         for a in kinds.chars() {
             for b in kinds.chars() {
                 let text = format!("x{a}{b}y");
                 let at = 1 + a.len_utf8();
                 assert_eq!(super::grapheme_start(&text, at), super::imp::grapheme_start(&text, at), "{a:?} {b:?}");
+            }
+        }
+        // Every character the shortcut calls plain, beside each kind.
+        for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|c| super::plain(*c)) {
+            for k in kinds.chars() {
+                for text in [format!("{c}{k}"), format!("{k}{c}")] {
+                    let at = text.chars().next().map_or(0, char::len_utf8);
+                    assert_eq!(super::grapheme_start(&text, at), super::imp::grapheme_start(&text, at), "{text:?}");
+                }
             }
         }
     }
