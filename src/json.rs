@@ -80,6 +80,71 @@ impl<'de> de::Deserializer<'de> for De {
         }
     }
 
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(s) => visitor.visit_string(s),
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_string(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_string(visitor)
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Bool(b) => visitor.visit_bool(b),
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => visitor.visit_u64(u),
+                (_, Some(i)) => visitor.visit_i64(i),
+                _ => visitor.visit_f64(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(items) => visit_array(items, visitor),
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Object(map) => visitor.visit_map(Entries::new(map)),
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        i8 i16 i32 i64 i128 u128 f32 char bytes byte_buf unit unit_struct tuple tuple_struct
+    }
+
+    // Every number the same way: the visitor converts (or refuses) it.
+    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.0 {
             Value::Null => visitor.visit_none(),
@@ -126,10 +191,6 @@ impl<'de> de::Deserializer<'de> for De {
         visitor.visit_unit()
     }
 
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit unit_struct seq
-        tuple tuple_struct map identifier
-    }
 }
 
 /// A sequence whose items must all be taken (a tuple of two from an array of
