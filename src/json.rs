@@ -190,7 +190,6 @@ impl<'de> de::Deserializer<'de> for De {
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_unit()
     }
-
 }
 
 /// A sequence whose items must all be taken (a tuple of two from an array of
