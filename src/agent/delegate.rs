@@ -377,7 +377,7 @@ fn child_tools(kind: Kind) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec::function(
         "read_file",
         "The whole text of one of your files (by its key, e.g. artifact:<id>), if it fits your budget.",
-        crate::tools::schema(r#"{"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}"#),
+        crate::tools::one_string("key"),
     )];
     if kind == Kind::Write {
         tools.push(ToolSpec::function(

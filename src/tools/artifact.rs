@@ -56,15 +56,7 @@ tool! {
     GetArtifact {
         name: "get_artifact",
         description: "Read the full content of an artifact (by id, id prefix or title).",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"}
-                },
-                "required": ["id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("id"),
         read_only: true,
         approval: false,
         heavy: true,
@@ -83,7 +75,7 @@ tool! {
     ListArtifacts {
         name: "list_artifacts",
         description: "List this session's artifacts (id, title, type, whether active, length).",
-        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
+        parameters: crate::tools::no_arguments(),
         read_only: true,
         approval: false,
         persists: None,
@@ -101,15 +93,7 @@ tool! {
     DeleteArtifact {
         name: "delete_artifact",
         description: "Delete an artifact from the session (static ones cannot be deleted by you).",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"}
-                },
-                "required": ["id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("id"),
         read_only: false,
         approval: true,
         touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Writes(Subject::Artifact(id))),

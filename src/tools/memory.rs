@@ -25,7 +25,7 @@ tool! {
     ListMemoryDates {
         name: "list_memory_dates",
         description: "List the dates (YYYY-MM-DD) on which long-term memories were stored. Use it before read_memories_by_date when the person refers to an earlier conversation.",
-        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
+        parameters: crate::tools::no_arguments(),
         read_only: true,
         approval: false,
         persists: Some(ArtifactType::Text),

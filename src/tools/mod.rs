@@ -76,6 +76,16 @@ pub(crate) fn schema(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// The schema of arguments that are one required string, `field`.
+pub(crate) fn one_string(field: &str) -> serde_json::Value {
+    schema(&r#"{"type": "object", "properties": {"$": {"type": "string"}}, "required": ["$"]}"#.replace('$', field))
+}
+
+/// The schema of a tool without arguments.
+pub(crate) fn no_arguments() -> serde_json::Value {
+    schema(r#"{"type": "object", "properties": {}, "required": []}"#)
+}
+
 mod artifact;
 pub mod edit;
 mod memory;

@@ -48,7 +48,7 @@ tool! {
     ListProjects {
         name: "list_projects",
         description: "List the person's writing projects (id, title, description). Use it to find a project id.",
-        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
+        parameters: crate::tools::no_arguments(),
         read_only: true,
         approval: false,
         persists: Some(ArtifactType::ProjectData),
@@ -66,15 +66,7 @@ tool! {
     GetProject {
         name: "get_project",
         description: "Get a project's title, description and the size of its manuscript and plot.",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "project_id": {"type": "string"}
-                },
-                "required": ["project_id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("project_id"),
         read_only: true,
         approval: false,
         touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Project(id))),
@@ -99,15 +91,7 @@ tool! {
     GetOutline {
         name: "get_outline",
         description: "Get a project's outline: chapters and sections (ids, titles, lengths) and the plot tree. Use the ids with get_manuscript and the plot tools.",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "project_id": {"type": "string"}
-                },
-                "required": ["project_id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("project_id"),
         read_only: true,
         approval: false,
         touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Outline(id))),
@@ -132,15 +116,7 @@ tool! {
     GetManuscript {
         name: "get_manuscript",
         description: "Get the exact raw text of a chapter or section (copy from it verbatim when editing).",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "section_id": {"type": "string"}
-                },
-                "required": ["section_id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("section_id"),
         read_only: true,
         approval: false,
         heavy: true,
@@ -296,15 +272,7 @@ tool! {
     DeletePlotItem {
         name: "delete_plot_item",
         description: "Delete a plot item and everything under it.",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "item_id": {"type": "string"}
-                },
-                "required": ["item_id"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("item_id"),
         read_only: false,
         approval: true,
         group: super::ToolGroup::Plot,

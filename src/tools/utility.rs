@@ -75,7 +75,7 @@ tool! {
     CurrentTime {
         name: "current_time",
         description: "Get the current date and time (ISO 8601 and the person's local time).",
-        parameters: crate::tools::schema(r#"{"type": "object", "properties": {}, "required": []}"#),
+        parameters: crate::tools::no_arguments(),
         read_only: true,
         approval: false,
         persists: None,
@@ -138,14 +138,7 @@ impl Tool for Narration {
         self.name
     }
     fn spec(&self) -> crate::llm::ToolSpec {
-        crate::llm::ToolSpec::function(
-            self.name,
-            self.description,
-            super::schema(
-                &r#"{"type": "object", "properties": {"$field": {"type": "string"}}, "required": ["$field"]}"#
-                    .replace("$field", self.field),
-            ),
-        )
+        crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.field))
     }
     fn read_only(&self) -> bool {
         true

@@ -162,15 +162,7 @@ tool! {
     OpenUrl {
         name: "open_url",
         description: "Open a web page and read it as Markdown (pages that need JavaScript to render are not supported).",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string"}
-                },
-                "required": ["url"]
-            }"#,
-        ),
+        parameters: crate::tools::one_string("url"),
         read_only: true,
         approval: false,
         heavy: true,
