@@ -75,12 +75,18 @@ impl LlmError {
         match (status, kind) {
             (_, "upstream_not_configured") => LlmError::NotConfigured(message),
             (_, "structured_output_unsupported") => LlmError::StructuredOutputRefused(message),
-            (_, "context_length_exceeded") => LlmError::ContextTooLong(message),
+            (_, "context_length_exceeded" | "context_overflow" | "exceed_context_size_error") => {
+                LlmError::ContextTooLong(message)
+            }
             (429, _) | (_, "rate_limited") => {
                 LlmError::RateLimited { retry_after: retry_after.and_then(parse_retry_after), message }
             }
             (401 | 403, _) => LlmError::Auth { status, message },
-            (400, _) if lower.contains("context") && (lower.contains("length") || lower.contains("window")) => {
+            (400, _)
+                if lower.contains("context")
+                    && ["length", "window", "size"].iter().any(|w| lower.contains(w))
+                    && !lower.contains("reasoning_content") =>
+            {
                 LlmError::ContextTooLong(message)
             }
             (400, _) if lower.contains("response_format") || lower.contains("json_schema") => {
@@ -90,6 +96,82 @@ impl LlmError {
             _ => LlmError::BadRequest { status, message },
         }
     }
+}
+
+impl LlmError {
+    /// An error the upstream sent inside a streamed (or 200) answer:
+    /// `{"error": {"message", "code"}}` (OpenRouter's mid-stream errors carry
+    /// an HTTP-like numeric `code`; others a string `code` or `type`, or
+    /// only a message). Classified like an HTTP error of that status (502
+    /// when none is given), so an overload is retried while nothing has
+    /// been shown.
+    pub fn in_band(error: &Value) -> LlmError {
+        let code = error.get("code").or_else(|| error.get("status"));
+        let status = code.and_then(Value::as_u64).filter(|c| (400..600).contains(c)).map_or(502, |c| c as u16);
+        let mut body = serde_json::json!({ "error": error });
+        if let Some(kind) = code.and_then(Value::as_str).or_else(|| error.get("type").and_then(Value::as_str)) {
+            body["error"] = serde_json::json!({ "type": kind, "message": error.get("message").unwrap_or(error) });
+        }
+        let status = match code.and_then(Value::as_str).unwrap_or_default() {
+            k if k.contains("rate_limit") => 429,
+            k if k.contains("invalid_request") => 400,
+            _ => status,
+        };
+        LlmError::from_http(status, &body.to_string(), None)
+    }
+
+    /// What a server's refusal of a request (HTTP 400 or 422) says it
+    /// cannot take, read from its message, so the caller can change the
+    /// layout once and keep it for that model. `None` for other errors.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let LlmError::BadRequest { message, .. } = self else {
+            return None;
+        };
+        let m = crate::platform::lowercase(message);
+        let has = |words: &[&str]| words.iter().all(|w| m.contains(w));
+        Some(if has(&["reasoning_content"]) && (has(&["passed back"]) || has(&["missing"])) {
+            Refusal::ReasoningRequired
+        } else if has(&["system"]) && (has(&["not supported"]) || has(&["role"]) && has(&["support"])) {
+            Refusal::SystemRole
+        } else if has(&["'user'", "after", "'tool'"]) || has(&["user", "after", "tool", "role"]) {
+            Refusal::UserAfterTool
+        } else if has(&["must alternate"]) {
+            Refusal::Alternation
+        } else if has(&["tool call id"]) || has(&["tool_call_id", "length"]) {
+            Refusal::ToolCallId
+        } else if has(&["single tool-call"]) || has(&["one tool call"]) {
+            Refusal::OneCallPerMessage
+        } else if has(&["does not support tools"]) || has(&["tool", "not supported"]) {
+            Refusal::ToolsUnsupported
+        } else if has(&["does not support thinking"]) {
+            Refusal::ThinkingUnsupported
+        } else {
+            return None;
+        })
+    }
+}
+
+/// What a server said it cannot take in a request ([`LlmError::refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The template has no system role (Gemma 2): fold the system prompt
+    /// into the first user message ([`super::fold_system`]).
+    SystemRole,
+    /// A `user` message directly after tool results (Mistral).
+    UserAfterTool,
+    /// User and assistant turns must alternate.
+    Alternation,
+    /// Tool call ids of another shape (Mistral: 9 letters and digits).
+    ToolCallId,
+    /// One tool call per assistant message (Llama 3.x templates).
+    OneCallPerMessage,
+    /// A tool-call turn without its reasoning (DeepSeek's thinking mode):
+    /// send it back ([`super::ChatRequest::echo_reasoning`]).
+    ReasoningRequired,
+    /// The model has no tool support (Ollama: "does not support tools").
+    ToolsUnsupported,
+    /// The model cannot think (`think` asked of a model without it).
+    ThinkingUnsupported,
 }
 
 /// `Retry-After` in seconds, a fraction kept to the millisecond (HTTP dates are

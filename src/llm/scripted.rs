@@ -125,7 +125,7 @@ impl ChatModel for ScriptedModel {
         }
         // A strict chat template (llama.cpp, some Ollama models): every
         // request the agent sends must pass it.
-        if let Some(violation) = super::types::template_violation(&request.messages) {
+        if let Some(violation) = super::template::template_violation(&request.messages) {
             panic!("the request would be refused by a strict chat template: {violation}: {:#?}", request.messages);
         }
         let helped = self.helper.borrow().as_ref().and_then(|help| help(&request));
