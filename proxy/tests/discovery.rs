@@ -52,8 +52,8 @@ async fn ollama_is_found_with_its_largest_and_smallest_chat_models() {
     let h = health(&proxy).await;
     let upstream = &h["chat"]["upstream"];
     assert_eq!((upstream["source"].as_str(), upstream["detected"].as_bool()), (Some("Ollama"), Some(true)), "{h}");
-    assert_eq!(upstream["models"]["main"], "qwen3:8b");
-    assert_eq!(upstream["models"]["sub"], "gemma3:270m");
+    assert_eq!(upstream["models"]["main"]["id"], "qwen3:8b");
+    assert_eq!(upstream["models"]["sub"]["id"], "gemma3:270m");
     let available = upstream["models"]["available"].as_array().unwrap();
     assert_eq!(available.len(), 3);
     assert!(available.iter().any(|m| m["id"] == "nomic-embed-text:latest" && m["embedding"] == true));
@@ -77,7 +77,7 @@ async fn llama_cpp_and_lm_studio_listings_are_read() {
                "models": [{"name": "Qwen2.5-7B-Instruct-Q4_K_M.gguf", "model": "Qwen2.5-7B-Instruct-Q4_K_M.gguf"}]}),
     );
     let proxy = detecting(llama.addr.port());
-    assert_eq!(health(&proxy).await["chat"]["upstream"]["models"]["main"], "Qwen2.5-7B-Instruct-Q4_K_M.gguf");
+    assert_eq!(health(&proxy).await["chat"]["upstream"]["models"]["main"]["id"], "Qwen2.5-7B-Instruct-Q4_K_M.gguf");
     assert_eq!(chat(&proxy, "main").await.0, 200);
 
     // LM Studio: chat and embedding models side by side.
@@ -91,8 +91,8 @@ async fn llama_cpp_and_lm_studio_listings_are_read() {
     );
     let proxy = detecting(studio.addr.port());
     let h = health(&proxy).await;
-    assert_eq!(h["chat"]["upstream"]["models"]["main"], "qwen2.5-7b-instruct", "{h}");
-    assert_eq!(h["chat"]["upstream"]["models"]["sub"], "qwen2.5-7b-instruct");
+    assert_eq!(h["chat"]["upstream"]["models"]["main"]["id"], "qwen2.5-7b-instruct", "{h}");
+    assert_eq!(h["chat"]["upstream"]["models"]["sub"]["id"], "qwen2.5-7b-instruct");
     assert_eq!(chat(&proxy, "sub").await.0, 200);
     assert_eq!(studio.seen()[0].body["model"], "qwen2.5-7b-instruct");
 }

@@ -159,7 +159,7 @@ async fn health_shows_configuration_but_never_a_key() {
     let text = client().get(proxy.url("/api/health")).send().await.unwrap().text().await.unwrap();
     let health: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(health["chat"]["configured"], true);
-    assert_eq!(health["chat"]["upstream"]["models"]["main"], "big-model");
+    assert_eq!(health["chat"]["upstream"]["models"]["main"]["id"], "big-model");
     assert_eq!(health["search"]["configured"], true);
     assert!(!text.contains(KEY) && !text.contains("tvly-SECRETKEY"), "{text}");
 }

@@ -44,6 +44,9 @@ struct Fake {
     models: Mutex<Option<(u16, serde_json::Value)>>,
     /// What Ollama's `GET /api/tags` answers (None: 404).
     tags: Mutex<Option<serde_json::Value>>,
+    /// What the servers' own listings answer (`/api/ps`, `/api/show`,
+    /// `/props`, `/api/v0/models`, `/api/version`; absent: 404).
+    routes: Mutex<std::collections::HashMap<String, serde_json::Value>>,
     models_seen: Mutex<Vec<Seen>>,
     /// Set when a streamed answer's body was dropped before it finished.
     disconnects: AtomicUsize,
@@ -112,6 +115,11 @@ impl FakeUpstream {
         *self.fake.tags.lock().unwrap() = Some(body);
     }
 
+    /// Sets what a server's own listing at `path` answers (see [`LISTINGS`]).
+    pub fn set_route(&self, path: &str, body: serde_json::Value) {
+        self.fake.routes.lock().unwrap().insert(path.to_owned(), body);
+    }
+
     pub fn base(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
@@ -150,11 +158,25 @@ impl Drop for DropGuard {
     }
 }
 
+/// The servers' own listings the proxy reads besides `/models` (answered
+/// from [`FakeUpstream::set_route`], else 404; recorded with the model lists).
+pub const LISTINGS: &[&str] = &["/api/ps", "/api/show", "/api/version", "/props", "/api/v0/models"];
+
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    if LISTINGS.contains(&path.as_str()) {
+        let listing = fake.routes.lock().unwrap().get(&path).cloned();
+        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        let (status, body) = listing.map_or((404, "{}".to_owned()), |l| (200, l.to_string()));
+        return Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap();
+    }
     if path == "/api/tags" {
         let tags = fake.tags.lock().unwrap().clone();
         fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
@@ -177,9 +199,23 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .body(Body::from(list.to_string()))
             .unwrap();
     }
+    let native = (path == "/api/chat").then(|| (body["model"].clone(), body["stream"].as_bool().unwrap_or(true)));
     fake.seen.lock().unwrap().push(Seen { path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
+        // Ollama's native chat (what the proxy sends a found Ollama): one
+        // JSON answer, or NDJSON lines when streamed.
+        None if native.is_some() => {
+            let (model, streamed) = native.unwrap();
+            let done = serde_json::json!({"model": model, "created_at": "2026-12-02T00:00:00Z",
+                "message": {"role": "assistant", "content": "default"}, "done": true, "done_reason": "stop",
+                "prompt_eval_count": 1, "eval_count": 1});
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", if streamed { "application/x-ndjson" } else { "application/json" })
+                .body(Body::from(format!("{done}\n")))
+                .unwrap()
+        }
         None => Response::builder()
             .status(StatusCode::OK)
             .header("content-type", "application/json")
