@@ -203,11 +203,6 @@ impl ModelCatalog {
         info
     }
 
-    /// Starts the cache with a list just read (a detected server's).
-    pub fn seed(&self, listing: Listing) {
-        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), Ok(listing)));
-    }
-
     async fn list(&self, http: &reqwest::Client, upstream: &Upstream, asker: Asker) -> Result<Listing, ListError> {
         if let Some((at, list)) = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             let trusted = match list {

@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::discovery::{self, pick, ModelInfo};
-use crate::models::{Listing, ModelCatalog};
+use crate::models::ModelCatalog;
 use crate::settings::{non_empty, Settings};
 
 /// Least time between two probes for a local server.
@@ -185,11 +185,8 @@ impl Upstreams {
             catalog: ModelCatalog::default(),
             ollama_max_context: self.ollama_max_context,
         };
-        // Ollama's models are read again, with what each can take
-        // (`/api/show`), when first asked for; other servers' lists are kept.
-        if upstream.source != "Ollama" {
-            upstream.catalog.seed(Listing { models: found.models, ollama: false });
-        }
+        // The models are read again, with what each server says of them
+        // (windows, capabilities), when first asked for.
         eprintln!(
             "atelier-proxy: found {} at {} (main model: {}, sub model: {})",
             upstream.source,

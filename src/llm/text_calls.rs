@@ -157,7 +157,7 @@ fn mistral(text: &str, body: usize, tools: &[String]) -> (usize, Option<Vec<Tool
     };
     let (name, id) = head.split_once("[CALL_ID]").map_or((head, None), |(n, id)| (n, Some(id.trim())));
     let args_start = args.len() - args.trim_start().len();
-    let Some(len) = balanced_end(args[args_start..].as_bytes()) else {
+    let Some(len) = balanced_end(&args.as_bytes()[args_start..]) else {
         return (text.len(), None);
     };
     let end = start + head.len() + "[ARGS]".len() + args_start + len;
@@ -306,7 +306,8 @@ mod tests {
         // Qwen3 chat templates' tool_call tags, Qwen3-Coder's XML call,
         // Mistral's v3 and v11 tokenizer call syntax, Llama 3.1's
         // python_tag with JSON, Llama 3.2's bare JSON with "parameters").
-        let cases: Vec<(&str, &str, Vec<(String, Value)>)> = vec![
+        type Case = (&'static str, &'static str, Vec<(String, Value)>);
+        let cases: Vec<Case> = vec![
             ("<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"rust\"}}\n</tool_call>", "", vec![search("rust")]),
             (
                 "I'll look both up.\n<tool_call>\n{\"name\": \"open_url\", \"arguments\": {\"url\": \"https://a.example\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"open_url\", \"arguments\": {\"url\": \"https://b.example\"}}\n</tool_call>",

@@ -3,6 +3,8 @@
 //! counts connections it should never get.
 #![allow(dead_code)]
 
+pub mod ollama;
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
