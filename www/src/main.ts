@@ -610,7 +610,7 @@ async function checkProxy(): Promise<void> {
           url: string;
           source: string;
           detected: boolean;
-          models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] };
+          models: { main: { id: string } | null; sub: { id: string } | null; available: { id: string; embedding: boolean }[] };
         } | null;
       };
       clientTokenRequired?: boolean;
@@ -630,20 +630,20 @@ function openAgent(): Promise<Agent> {
 }
 
 /** The model picker: the aliases and every chat model the proxy's upstream offers. */
-function showModels(upstream: { url: string; source: string; detected: boolean; models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] } } | null): void {
+function showModels(upstream: { url: string; source: string; detected: boolean; models: { main: { id: string } | null; sub: { id: string } | null; available: { id: string; embedding: boolean }[] } } | null): void {
   // An older proxy reports no list.
   const chat = (upstream?.models?.available ?? []).filter((m) => !m.embedding).map((m) => m.id);
   ui.modelList.replaceChildren(
     ...["main", "sub", ...chat].map((id) => {
       const option = document.createElement("option");
       option.value = id;
-      if (id === "main" && upstream?.models.main) option.label = `the proxy's main model (${upstream.models.main})`;
-      if (id === "sub" && upstream?.models.sub) option.label = `the proxy's sub model (${upstream.models.sub})`;
+      if (id === "main" && upstream?.models.main) option.label = `the proxy's main model (${upstream.models.main.id})`;
+      if (id === "sub" && upstream?.models.sub) option.label = `the proxy's sub model (${upstream.models.sub.id})`;
       return option;
     }),
   );
   ui.modelSource.textContent = upstream
-    ? `${upstream.detected ? `Found ${upstream.source}` : "Using"} at ${upstream.url}: main ${upstream.models.main ?? "—"}, sub ${upstream.models.sub ?? "—"}.`
+    ? `${upstream.detected ? `Found ${upstream.source}` : "Using"} at ${upstream.url}: main ${upstream.models.main?.id ?? "—"}, sub ${upstream.models.sub?.id ?? "—"}.`
     : "No model server yet: start Ollama, llama.cpp, LM Studio or vLLM and it is found on your next message.";
 }
 
