@@ -57,7 +57,7 @@ pub const TEMPLATE_FAMILIES: &[TemplateFamily] = &[
     // Mistral's API, Mistral Nemo, Small 3.2 and Ministral.
     TemplateFamily {
         name: "mistral",
-        rules: &[SystemFirst, AlternateSkippingTools, NoUserAfterTool, NineCharToolIds, ResultsAnswerCalls],
+        rules: &[SystemFirst, NoUserAfterTool, AlternateSkippingTools, NineCharToolIds, ResultsAnswerCalls],
     },
     TemplateFamily { name: "gemma2", rules: &[NoSystem, AlternateSkippingTools, NoUserAfterTool] },
     TemplateFamily { name: "gemma3", rules: &[SystemFirst, AlternateSkippingTools, NoUserAfterTool] },
@@ -303,22 +303,15 @@ mod family_tests {
         Message::Assistant { content: None, tool_calls: ids.iter().map(|id| call(id)).collect() }
     }
 
-    /// Which families refuse each layout (the rest accept it).
-    #[test]
-    fn each_family_refuses_what_its_template_does() {
+    /// Layouts and the families that refuse each (the rest accept it).
+    fn layouts() -> Vec<(&'static str, Vec<Message>, &'static [&'static str])> {
         let sys = || Message::system("s");
         let user = |t: &str| Message::user(t);
-        let cases: Vec<(&str, Vec<Message>, &[&str])> = vec![
+        vec![
             ("plain chat", vec![user("u"), Message::assistant("a"), user("v")], &[]),
             (
                 "parallel calls, their results, an answer",
-                vec![
-                    user("u"),
-                    calls(&["aaaaaaaa1", "aaaaaaaa2"]),
-                    Message::tool("aaaaaaaa1", "r"),
-                    Message::tool("aaaaaaaa2", "r"),
-                    Message::assistant("a"),
-                ],
+                vec![user("u"), calls(&["aaaaaaaa1", "aaaaaaaa2"]), Message::tool("aaaaaaaa1", "r"), Message::tool("aaaaaaaa2", "r"), Message::assistant("a")],
                 &["llama3"],
             ),
             (
@@ -327,43 +320,57 @@ mod family_tests {
                 &["mistral", "gemma2", "gemma3"],
             ),
             ("the system role", vec![sys(), user("u")], &["gemma2"]),
-            (
-                "a late system message",
-                vec![sys(), user("u"), Message::assistant("a"), sys(), user("v")],
-                &["strict", "qwen", "llama3", "mistral", "gemma2", "gemma3"],
-            ),
+            ("a late system message", vec![sys(), user("u"), Message::assistant("a"), sys(), user("v")], &["strict", "qwen", "llama3", "mistral", "gemma2", "gemma3"]),
             ("two user messages", vec![user("u"), user("v")], &["strict", "mistral", "gemma2", "gemma3"]),
-            (
-                "ids Mistral refuses",
-                vec![user("u"), calls(&["call_0"]), Message::tool("call_0", "r"), Message::assistant("a")],
-                &["mistral"],
-            ),
-            (
-                "a result that answers no call",
-                vec![user("u"), Message::tool("x", "r"), Message::assistant("a")],
-                &["reference", "mistral"],
-            ),
-            (
-                "a call left unanswered",
-                vec![user("u"), calls(&["aaaaaaaa1"]), Message::assistant("a")],
-                &["reference", "mistral", "strict"],
-            ),
+            ("ids Mistral refuses", vec![user("u"), calls(&["call_0"]), Message::tool("call_0", "r"), Message::assistant("a")], &["mistral"]),
+            ("a result that answers no call", vec![user("u"), Message::tool("x", "r"), Message::assistant("a")], &["reference", "mistral"]),
+            ("a call left unanswered", vec![user("u"), calls(&["aaaaaaaa1"]), Message::assistant("a")], &["reference", "mistral", "strict"]),
             ("the assistant first", vec![Message::assistant("a"), user("u")], &["mistral", "gemma2", "gemma3"]),
-        ];
-        for (name, messages, refused_by) in cases {
+        ]
+    }
+
+    #[test]
+    fn each_family_refuses_what_its_template_does() {
+        for (name, messages, refused_by) in layouts() {
             for family in TEMPLATE_FAMILIES {
                 let refused = family.violation(&messages);
-                assert_eq!(
-                    refused.is_some(),
-                    refused_by.contains(&family.name),
-                    "{name}, {}: {refused:?}",
-                    family.name
-                );
+                assert_eq!(refused.is_some(), refused_by.contains(&family.name), "{name}, {}: {refused:?}", family.name);
             }
         }
         assert_eq!(TemplateFamily::named("nope"), None);
         assert!(is_nine_char_id("D681PevKs") && !is_nine_char_id("D681PevK_") && !is_nine_char_id("short"));
         assert!(is_nine_char_id(&ToolCall::fresh_id()), "made ids suit every family");
+        let mistral = TemplateFamily::named("mistral").unwrap();
+        let after_tool = &layouts()[2].1;
+        assert!(mistral.violation(after_tool).unwrap().contains("unexpected role 'user' after role 'tool'"));
+    }
+
+    /// The fake upstream (tests/fakes/upstream.mjs) enforces the same rules
+    /// for the browser and end-to-end layers: the same verdict on every layout.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn the_fake_upstream_enforces_the_same_rules() {
+        use std::io::Write;
+        let mut cases = Vec::new();
+        let mut want = Vec::new();
+        for (_, messages, _) in layouts() {
+            for family in TEMPLATE_FAMILIES {
+                cases.push(json!({ "family": family.name, "messages": messages }));
+                want.push(family.violation(&messages).is_some());
+            }
+        }
+        let fake = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fakes/upstream.mjs");
+        let mut node = std::process::Command::new("node")
+            .args([fake, "--check-template"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node runs the fake upstream (the test layers need it)");
+        node.stdin.take().unwrap().write_all(serde_json::Value::Array(cases).to_string().as_bytes()).unwrap();
+        let out = node.wait_with_output().unwrap();
+        let verdicts: Vec<Option<String>> = serde_json::from_slice(&out.stdout).expect("a verdict per case");
+        let got: Vec<bool> = verdicts.iter().map(Option::is_some).collect();
+        assert_eq!(got, want, "{verdicts:?}");
     }
 
     #[test]
