@@ -311,7 +311,13 @@ mod family_tests {
             ("plain chat", vec![user("u"), Message::assistant("a"), user("v")], &[]),
             (
                 "parallel calls, their results, an answer",
-                vec![user("u"), calls(&["aaaaaaaa1", "aaaaaaaa2"]), Message::tool("aaaaaaaa1", "r"), Message::tool("aaaaaaaa2", "r"), Message::assistant("a")],
+                vec![
+                    user("u"),
+                    calls(&["aaaaaaaa1", "aaaaaaaa2"]),
+                    Message::tool("aaaaaaaa1", "r"),
+                    Message::tool("aaaaaaaa2", "r"),
+                    Message::assistant("a"),
+                ],
                 &["llama3"],
             ),
             (
@@ -320,11 +326,27 @@ mod family_tests {
                 &["mistral", "gemma2", "gemma3"],
             ),
             ("the system role", vec![sys(), user("u")], &["gemma2"]),
-            ("a late system message", vec![sys(), user("u"), Message::assistant("a"), sys(), user("v")], &["strict", "qwen", "llama3", "mistral", "gemma2", "gemma3"]),
+            (
+                "a late system message",
+                vec![sys(), user("u"), Message::assistant("a"), sys(), user("v")],
+                &["strict", "qwen", "llama3", "mistral", "gemma2", "gemma3"],
+            ),
             ("two user messages", vec![user("u"), user("v")], &["strict", "mistral", "gemma2", "gemma3"]),
-            ("ids Mistral refuses", vec![user("u"), calls(&["call_0"]), Message::tool("call_0", "r"), Message::assistant("a")], &["mistral"]),
-            ("a result that answers no call", vec![user("u"), Message::tool("x", "r"), Message::assistant("a")], &["reference", "mistral"]),
-            ("a call left unanswered", vec![user("u"), calls(&["aaaaaaaa1"]), Message::assistant("a")], &["reference", "mistral", "strict"]),
+            (
+                "ids Mistral refuses",
+                vec![user("u"), calls(&["call_0"]), Message::tool("call_0", "r"), Message::assistant("a")],
+                &["mistral"],
+            ),
+            (
+                "a result that answers no call",
+                vec![user("u"), Message::tool("x", "r"), Message::assistant("a")],
+                &["reference", "mistral"],
+            ),
+            (
+                "a call left unanswered",
+                vec![user("u"), calls(&["aaaaaaaa1"]), Message::assistant("a")],
+                &["reference", "mistral", "strict"],
+            ),
             ("the assistant first", vec![Message::assistant("a"), user("u")], &["mistral", "gemma2", "gemma3"]),
         ]
     }
@@ -334,7 +356,12 @@ mod family_tests {
         for (name, messages, refused_by) in layouts() {
             for family in TEMPLATE_FAMILIES {
                 let refused = family.violation(&messages);
-                assert_eq!(refused.is_some(), refused_by.contains(&family.name), "{name}, {}: {refused:?}", family.name);
+                assert_eq!(
+                    refused.is_some(),
+                    refused_by.contains(&family.name),
+                    "{name}, {}: {refused:?}",
+                    family.name
+                );
             }
         }
         assert_eq!(TemplateFamily::named("nope"), None);
