@@ -16,7 +16,7 @@ mod gate;
 mod limit;
 mod log;
 mod models;
-mod ollama;
+pub mod ollama;
 pub mod page;
 pub mod settings;
 mod ssrf;
