@@ -60,7 +60,7 @@ pub struct Listing {
 }
 
 /// A list fetch and when it happened.
-type Fetched = (Instant, Result<Listing, ListError>);
+type Fetched = (Instant, Result<Arc<Listing>, ListError>);
 
 #[derive(Debug, Clone)]
 pub(crate) enum ListError {
@@ -122,7 +122,7 @@ impl ModelCatalog {
                 return Ok(name.to_owned());
             }
         }
-        let listed = self.list(http, upstream, Asker::Chat).await.map(|l| l.models);
+        let listed = self.list(http, upstream, Asker::Chat).await.map(|l| l.models.clone());
         match (alias, listed) {
             (_, Err(ListError::Unreachable(detail))) => Err(ProxyError::new(
                 StatusCode::BAD_GATEWAY,
@@ -161,13 +161,13 @@ impl ModelCatalog {
 
     /// The upstream's models (cached), or an empty list when it has none to say.
     pub async fn models(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) -> Vec<ModelInfo> {
-        self.list(http, upstream, Asker::Health).await.map(|l| l.models).unwrap_or_default()
+        self.list(http, upstream, Asker::Health).await.map(|l| l.models.clone()).unwrap_or_default()
     }
 
     /// What is known of the upstream for a chat request, without waiting for
     /// a listing unless none was ever fetched (a stale or failed one is
     /// refreshed in the background).
-    pub async fn for_chat(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) -> Listing {
+    pub async fn for_chat(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) -> Arc<Listing> {
         let known = self.cached.lock().unwrap_or_else(|p| p.into_inner()).clone();
         match known {
             // The upstream could not be reached: it may be back (and be Ollama).
@@ -203,7 +203,7 @@ impl ModelCatalog {
         info
     }
 
-    async fn list(&self, http: &reqwest::Client, upstream: &Upstream, asker: Asker) -> Result<Listing, ListError> {
+    async fn list(&self, http: &reqwest::Client, upstream: &Upstream, asker: Asker) -> Result<Arc<Listing>, ListError> {
         if let Some((at, list)) = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             let trusted = match list {
                 Ok(_) => at.elapsed() < LIST_TTL,
@@ -214,7 +214,7 @@ impl ModelCatalog {
                 return list.clone();
             }
         }
-        let list = self.fetch(http, upstream).await;
+        let list = self.fetch(http, upstream).await.map(Arc::new);
         *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), list.clone()));
         list
     }
@@ -225,7 +225,7 @@ impl ModelCatalog {
         }
         let (http, upstream) = (http.clone(), upstream.clone());
         tokio::spawn(async move {
-            let list = upstream.catalog.fetch(&http, &upstream).await;
+            let list = upstream.catalog.fetch(&http, &upstream).await.map(Arc::new);
             *upstream.catalog.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), list));
             upstream.catalog.refreshing.store(false, Ordering::SeqCst);
         });
