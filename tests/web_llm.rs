@@ -185,19 +185,25 @@ async fn every_dialect_gives_a_research_turn_and_its_follow_up() {
         let model = model();
         let mut first = ChatRequest::new("main", vec![Message::user("Compare a.example and b.example")]);
         first.tools = open_url_tool();
-        let mut reasoning_deltas = String::new();
+        // Calls written as text: the filter the agent composes around the model.
+        let mut filter = atelier_agent::llm::TextCallFilter::for_request(&first);
+        let mut shown = String::new();
         let outcome = model
             .chat(
                 first.clone(),
                 &mut |d| {
-                    if let Delta::Reasoning { text } = d {
-                        reasoning_deltas.push_str(&text)
-                    }
+                    filter.delta(d, &mut |d| {
+                        if let Delta::Text { text } = d {
+                            shown.push_str(&text)
+                        }
+                    })
                 },
                 &CancelToken::new(),
             )
             .await
             .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        let outcome = filter.finish(outcome, &mut |_| {});
+        assert!(!shown.contains("tool_call"), "{dialect}: a written call is never shown");
         let got: Vec<(String, Value)> = outcome
             .message
             .tool_calls()

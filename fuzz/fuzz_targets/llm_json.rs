@@ -6,24 +6,25 @@
 #![no_main]
 
 use atelier_agent::llm::{
-    extract_json, parse_completion, split_text_calls, split_think, ChatRequest, SseDecoder, StreamAssembler, ToolSpec,
+    extract_json, parse_completion, split_text_calls, split_think, SseDecoder, StreamAssembler, TextCallFilter,
 };
 use libfuzzer_sys::fuzz_target;
 
 fn assemble(bytes: &[u8], split: usize) -> Option<(String, Option<String>, Vec<(String, String)>)> {
-    let mut request = ChatRequest::new("m", Vec::new());
-    request.tools = vec![ToolSpec::function("web_search", "", serde_json::json!({}))];
-    let mut assembler = StreamAssembler::for_request(&request);
+    let mut filter = TextCallFilter::new(vec!["web_search".to_owned()]);
+    let mut assembler = StreamAssembler::new();
     let mut decoder = SseDecoder::new();
+    let mut sink = |d| filter.delta(d, &mut |_| {});
     for part in [&bytes[..split], &bytes[split..]] {
         for event in decoder.feed(part).ok()? {
-            assembler.push_event(&event, &mut |_| {}).ok()?;
+            assembler.push_event(&event, &mut sink).ok()?;
         }
     }
     if let Some(event) = decoder.finish() {
-        assembler.push_event(&event, &mut |_| {}).ok()?;
+        assembler.push_event(&event, &mut sink).ok()?;
     }
-    let outcome = assembler.finish().ok()?;
+    let outcome = assembler.finish_with(&mut sink).ok()?;
+    let outcome = filter.finish(outcome, &mut |_| {});
     let calls = outcome.message.tool_calls().iter().map(|c| (c.function.name.clone(), c.function.arguments.clone()));
     Some((outcome.message.text().to_owned(), outcome.reasoning, calls.collect()))
 }

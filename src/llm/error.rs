@@ -64,10 +64,42 @@ impl LlmError {
     /// `status`, the body text and the `Retry-After` header.
     pub fn from_http(status: u16, body: &str, retry_after: Option<&str>) -> LlmError {
         let json: Option<Value> = serde_json::from_str(body).ok();
-        let kind = json.as_ref().and_then(|v| v.pointer("/error/type")).and_then(Value::as_str).unwrap_or("");
-        let message = json
-            .as_ref()
-            .and_then(|v| v.pointer("/error/message").or_else(|| v.get("error")).or_else(|| v.get("message")))
+        let error = json.as_ref().and_then(|v| v.get("error"));
+        let message = error.and_then(|e| e.get("message")).or(error).or_else(|| json.as_ref()?.get("message"));
+        LlmError::classify(status, error, message, body, retry_after)
+    }
+
+    /// An error the upstream sent inside a streamed (or 200) answer:
+    /// `{"error": {"message", "code"}}` (OpenRouter's mid-stream errors carry
+    /// an HTTP-like numeric `code`; others a string `code` or `type`, or
+    /// only a message). Classified like an HTTP error of that status (502
+    /// when none is given), so an overload is retried while nothing has
+    /// been shown.
+    pub fn in_band(error: &Value) -> LlmError {
+        let code = error.get("code").or_else(|| error.get("status"));
+        let status = match code {
+            Some(Value::Number(n)) => n.as_u64().filter(|c| (400..600).contains(c)).map_or(502, |c| c as u16),
+            Some(Value::String(k)) if k.contains("rate_limit") => 429,
+            Some(Value::String(k)) if k.contains("invalid_request") => 400,
+            _ => 502,
+        };
+        LlmError::classify(status, Some(error), Some(error.get("message").unwrap_or(error)), "", None)
+    }
+
+    /// The error for `status`, the error object (whose `type`, or string
+    /// `code`, names its kind) and its message (`body` when there is none).
+    fn classify(
+        status: u16,
+        error: Option<&Value>,
+        message: Option<&Value>,
+        body: &str,
+        retry_after: Option<&str>,
+    ) -> LlmError {
+        let field = |k| error.and_then(|e| e.get(k)).and_then(Value::as_str);
+        // OpenAI names the kind in `code` ("context_length_exceeded") beside a
+        // generic `type`; the proxy and others in `type`.
+        let kind = field("code").filter(|c| c.contains("context")).or_else(|| field("type")).unwrap_or("");
+        let message = message
             .map(|m| m.as_str().map(str::to_owned).unwrap_or_else(|| m.to_string()))
             .unwrap_or_else(|| body.trim().chars().take(300).collect());
         let message = if message.is_empty() { format!("HTTP {status}") } else { message };
@@ -99,27 +131,6 @@ impl LlmError {
 }
 
 impl LlmError {
-    /// An error the upstream sent inside a streamed (or 200) answer:
-    /// `{"error": {"message", "code"}}` (OpenRouter's mid-stream errors carry
-    /// an HTTP-like numeric `code`; others a string `code` or `type`, or
-    /// only a message). Classified like an HTTP error of that status (502
-    /// when none is given), so an overload is retried while nothing has
-    /// been shown.
-    pub fn in_band(error: &Value) -> LlmError {
-        let code = error.get("code").or_else(|| error.get("status"));
-        let status = code.and_then(Value::as_u64).filter(|c| (400..600).contains(c)).map_or(502, |c| c as u16);
-        let mut body = serde_json::json!({ "error": error });
-        if let Some(kind) = code.and_then(Value::as_str).or_else(|| error.get("type").and_then(Value::as_str)) {
-            body["error"] = serde_json::json!({ "type": kind, "message": error.get("message").unwrap_or(error) });
-        }
-        let status = match code.and_then(Value::as_str).unwrap_or_default() {
-            k if k.contains("rate_limit") => 429,
-            k if k.contains("invalid_request") => 400,
-            _ => status,
-        };
-        LlmError::from_http(status, &body.to_string(), None)
-    }
-
     /// What a server's refusal of a request (HTTP 400 or 422) says it
     /// cannot take, read from its message, so the caller can change the
     /// layout once and keep it for that model. `None` for other errors.

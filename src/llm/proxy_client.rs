@@ -152,15 +152,21 @@ impl ChatModel for ProxyModel {
         on_delta: &mut dyn FnMut(Delta),
         cancel: &CancelToken,
     ) -> Result<ChatOutcome> {
-        let mut assembler = StreamAssembler::for_request(&request);
-        if self.prefilled_think.borrow().contains(&request.model) {
-            assembler = assembler.with_prefilled_think();
-        }
+        let prefill = self.prefilled_think.borrow().contains(&request.model);
+        // A fresh assembler per attempt: a retry starts the answer anew.
+        let assembler = || {
+            let assembler = StreamAssembler::new();
+            if prefill {
+                assembler.with_prefilled_think()
+            } else {
+                assembler
+            }
+        };
         let model = request.model.clone();
         let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
         let sink = RefCell::new(on_delta);
         let (outcome, prefilled) =
-            with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler.clone(), &sink, cancel)).await?;
+            with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler(), &sink, cancel)).await?;
         if prefilled {
             self.prefilled_think.borrow_mut().push(model);
         }

@@ -15,9 +15,10 @@
 //!   `finish_reason: "error"`) as a coded [`LlmError`];
 //! - reasoning in `reasoning_content` (DeepSeek, llama.cpp), `reasoning`
 //!   (OpenRouter, vLLM, Ollama) or a leading `<think>` block of the content
-//!   (see `think.rs`) as [`Delta::Reasoning`], never in the answer;
-//! - with the offered tools' names, tool calls the model wrote as text
-//!   (see `text_calls.rs`), never shown as the answer.
+//!   (see `think.rs`) as [`Delta::Reasoning`], never in the answer.
+//!
+//! Tool calls a model writes as text are recognised by a filter composed
+//! around the assembler's deltas and answer (`text_calls.rs`).
 //!
 //! The SSE framing (comments, keep-alives, `data:` without a space, CRLF, a
 //! missing `[DONE]`) is [`super::SseDecoder`]'s.
@@ -26,14 +27,13 @@ use serde_json::Value;
 
 use super::error::{LlmError, Result};
 use super::sse::SseEvent;
-use super::text_calls::TextCallGuard;
 use super::think::{Part, ThinkSplit};
-use super::types::{ChatOutcome, ChatRequest, Delta, Message, ToolCall, Usage};
+use super::types::{ChatOutcome, Delta, Message, ToolCall, Usage};
 
 /// Most tool calls one answer may make.
 const MAX_CALLS: usize = 1024;
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct PartialCall {
     id: String,
     /// The id was made here (a later one from the server replaces it).
@@ -44,7 +44,7 @@ struct PartialCall {
 }
 
 /// Collects a streamed answer.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct StreamAssembler {
     content: String,
     reasoning: String,
@@ -56,7 +56,6 @@ pub struct StreamAssembler {
     done: bool,
     shown: bool,
     think: ThinkSplit,
-    text_calls: Option<TextCallGuard>,
 }
 
 fn malformed(what: &str, e: impl std::fmt::Display) -> LlmError {
@@ -71,17 +70,6 @@ impl StreamAssembler {
     /// An empty answer.
     pub fn new() -> StreamAssembler {
         StreamAssembler::default()
-    }
-
-    /// An assembler for the answer to `request`: tool calls written as text
-    /// are recognised for the tools it offers.
-    pub fn for_request(request: &ChatRequest) -> StreamAssembler {
-        let tools: Vec<String> = request.tools.iter().map(|t| t.function.name.clone()).collect();
-        let mut assembler = StreamAssembler::new();
-        if !tools.is_empty() {
-            assembler.text_calls = Some(TextCallGuard::new(tools));
-        }
-        assembler
     }
 
     /// The model's server writes `<think>` into the prompt (it was seen to
@@ -113,11 +101,8 @@ impl StreamAssembler {
     /// upstream's error.
     pub fn push_event(&mut self, event: &SseEvent, on_delta: &mut dyn FnMut(Delta)) -> Result<()> {
         if event.event == "error" {
-            let error = serde_json::from_str::<Value>(&event.data)
-                .ok()
-                .map(|v| v.get("error").cloned().unwrap_or(v))
-                .unwrap_or_else(|| Value::String(event.data.clone()));
-            return Err(LlmError::in_band(&error));
+            let value = serde_json::from_str(&event.data).unwrap_or_else(|_| Value::String(event.data.clone()));
+            return Err(LlmError::in_band(value.get("error").unwrap_or(&value)));
         }
         self.push(&event.data, on_delta)
     }
@@ -147,7 +132,8 @@ impl StreamAssembler {
         };
         match choice.get("finish_reason").and_then(Value::as_str) {
             Some("error") => {
-                return Err(LlmError::in_band(&Value::String("the model's answer ended with an error".into())));
+                let message = "the model's answer ended with an error".into();
+                return Err(LlmError::UpstreamUnavailable { status: None, message });
             }
             Some(reason) if !reason.is_empty() => self.finish_reason = Some(reason.to_owned()),
             _ => {}
@@ -195,35 +181,26 @@ impl StreamAssembler {
 
     /// Answer text: reasoning split off, possible calls held back.
     fn text(&mut self, text: &str, on_delta: &mut dyn FnMut(Delta)) {
-        let mut parts = Vec::new();
-        self.think.push(text, &mut |part| parts.push(part));
-        self.sort(parts, on_delta);
+        let mut think = std::mem::take(&mut self.think);
+        think.push(text, &mut |part| self.sort(part, on_delta));
+        self.think = think;
     }
 
-    fn sort(&mut self, parts: Vec<Part>, on_delta: &mut dyn FnMut(Delta)) {
-        for part in parts {
-            match part {
-                Part::Text(text) => {
-                    let text = match &mut self.text_calls {
-                        Some(guard) => guard.push(&text),
-                        None => text,
-                    };
-                    if !text.is_empty() {
-                        self.content.push_str(&text);
-                        self.shown = true;
-                        on_delta(Delta::Text { text });
-                    }
-                }
-                Part::Reasoning(text) => self.reasoning_piece(&text, on_delta),
-                Part::WasReasoning(text) => {
-                    self.content.clear();
-                    if let Some(guard) = &mut self.text_calls {
-                        guard.reset();
-                    }
-                    self.reasoning.push_str(&text);
-                    self.shown = true;
-                    on_delta(Delta::WasReasoning { text });
-                }
+    fn sort(&mut self, part: Part, on_delta: &mut dyn FnMut(Delta)) {
+        match part {
+            Part::Text(text) => {
+                self.content.push_str(&text);
+                self.shown = true;
+                on_delta(Delta::Text { text });
+            }
+            Part::Reasoning(text) => self.reasoning_piece(&text, on_delta),
+            Part::WasReasoning(before) => {
+                // All the answer text so far.
+                let mut text = std::mem::take(&mut self.content);
+                text.push_str(&before);
+                self.reasoning.push_str(&text);
+                self.shown = true;
+                on_delta(Delta::WasReasoning { text });
             }
         }
     }
@@ -250,9 +227,7 @@ impl StreamAssembler {
             (Some(id), name) => c.id == id || c.made_id && name.is_none_or(|n| n == c.name),
             // No id: a name on a call whose arguments are complete starts a
             // new call; while they stream it is the name again, or its rest.
-            (None, Some(name)) => {
-                c.name.is_empty() || !is_json(&c.arguments) || name == c.name && arguments == c.arguments
-            }
+            (None, Some(_)) => c.name.is_empty() || !is_json(&c.arguments),
             (None, None) => true,
         };
         let by_id = id.and_then(|id| self.calls.iter().position(|c| c.id == id));
@@ -260,7 +235,7 @@ impl StreamAssembler {
             Some(at) => at,
             None => {
                 if self.calls.len() >= MAX_CALLS {
-                    return Err(LlmError::MalformedResponse(format!("more than {MAX_CALLS} tool calls")));
+                    return Err(LlmError::MalformedResponse("more than 1024 tool calls".into()));
                 }
                 self.calls.push(PartialCall { id: ToolCall::fresh_id(), made_id: true, ..PartialCall::default() });
                 self.calls.len() - 1
@@ -281,9 +256,6 @@ impl StreamAssembler {
             slot.name.push_str(n);
             n.to_owned()
         });
-        // A server that repeats the whole arguments at the end sends nothing new.
-        let repeated = !arguments.is_empty() && arguments == slot.arguments && is_json(&arguments);
-        let arguments = if repeated { String::new() } else { arguments };
         slot.arguments.push_str(&arguments);
         if let Some(extra) = call.get("extra_content").filter(|e| !e.is_null()) {
             slot.extra_content = Some(extra.clone());
@@ -303,28 +275,8 @@ impl StreamAssembler {
     /// The finished answer; what was held back (a split tag, text that might
     /// have been a call) is delivered to `on_delta` first.
     pub fn finish_with(mut self, on_delta: &mut dyn FnMut(Delta)) -> Result<ChatOutcome> {
-        let mut parts = Vec::new();
-        self.think.finish(&mut |part| parts.push(part));
-        self.sort(parts, on_delta);
-        if let Some(mut guard) = self.text_calls.take() {
-            let (text, calls) = guard.finish(self.calls.is_empty());
-            for call in calls {
-                let at = self.calls.len();
-                on_delta(Delta::ToolCall {
-                    index: at,
-                    id: Some(call.id.clone()),
-                    name: Some(call.function.name.clone()),
-                    arguments: call.function.arguments.clone(),
-                });
-                self.calls.push(PartialCall {
-                    id: call.id,
-                    name: call.function.name,
-                    arguments: call.function.arguments,
-                    ..PartialCall::default()
-                });
-            }
-            self.sort(vec![Part::Text(text)], on_delta);
-        }
+        let mut think = std::mem::take(&mut self.think);
+        think.finish(&mut |part| self.sort(part, on_delta));
         // Neither a finish reason nor `[DONE]`, and a call cut off: the
         // connection ended in the middle of the answer.
         let ended = self.done || self.finish_reason.is_some();
@@ -335,7 +287,7 @@ impl StreamAssembler {
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (i, call) in self.calls.into_iter().enumerate() {
             if call.name.is_empty() {
-                return Err(LlmError::MalformedResponse(format!("tool call {i} has no name")));
+                return Err(LlmError::MalformedResponse("a tool call has no name".into()));
             }
             let arguments = if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments };
             let mut call_out = ToolCall::with_arguments(call.id, call.name, arguments);
@@ -365,7 +317,7 @@ pub fn parse_completion(body: &str) -> Result<ChatOutcome> {
 }
 
 /// Reads a non-streamed `chat.completion` body with `assembler`'s settings
-/// (see [`StreamAssembler::for_request`]).
+/// (see [`StreamAssembler::with_prefilled_think`]).
 pub fn parse_completion_with(body: &str, mut assembler: StreamAssembler) -> Result<ChatOutcome> {
     let value: Value = serde_json::from_str(body).map_err(|e| malformed("the answer is not JSON", e))?;
     if value.get("error").is_none_or(Value::is_null) {

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::llm::{SseDecoder, ToolSpec};
+use crate::llm::{ChatRequest, SseDecoder, TextCallFilter, ToolSpec};
 
 /// What a fixture must decode to.
 struct Want {
@@ -23,15 +23,17 @@ fn want(text: &'static str) -> Want {
     Want { text, reasoning: "", calls: Vec::new(), finish: Some("stop"), prompt_tokens: None }
 }
 
-/// Decodes `bytes` fed in pieces of `size`, with `tools` offered; the
-/// outcome and the deltas.
+/// Decodes `bytes` fed in pieces of `size`, with `tools` offered (calls
+/// written as text recognised by the filter the agent composes around the
+/// assembler); the outcome and the deltas.
 fn decode(bytes: &[u8], size: usize, tools: &[&str]) -> (Result<ChatOutcome>, Vec<Delta>) {
     let mut request = ChatRequest::new("m", Vec::new());
     request.tools = tools.iter().map(|t| ToolSpec::function(*t, "", json!({"type": "object"}))).collect();
-    let mut assembler = StreamAssembler::for_request(&request);
+    let mut filter = TextCallFilter::for_request(&request);
+    let mut assembler = StreamAssembler::new();
     let mut decoder = SseDecoder::new();
     let mut deltas = Vec::new();
-    let mut sink = |d: Delta| deltas.push(d);
+    let mut sink = |d: Delta| filter.delta(d, &mut |d| deltas.push(d));
     for piece in bytes.chunks(size.max(1)) {
         for event in decoder.feed(piece).unwrap() {
             if let Err(e) = assembler.push_event(&event, &mut sink) {
@@ -45,6 +47,7 @@ fn decode(bytes: &[u8], size: usize, tools: &[&str]) -> (Result<ChatOutcome>, Ve
         }
     }
     let outcome = assembler.finish_with(&mut sink);
+    let outcome = outcome.map(|o| filter.finish(o, &mut |d| deltas.push(d)));
     (outcome, deltas)
 }
 
@@ -96,7 +99,8 @@ fn check(name: &str, bytes: &str, tools: &[&str], want: &Want) {
             assert_eq!(outcome.usage.map(|u| u.prompt_tokens), Some(tokens), "{at}: usage");
         }
         // What streamed is what was answered: the same text, reasoning and
-        // calls, each call with the same id in its deltas and the answer.
+        // calls, each call with the same id in its deltas and the answer
+        // (calls written as text are in the answer only: they never streamed).
         let (text, reasoning, streamed) = replay(&deltas);
         assert_eq!(text, want.text, "{at}: streamed answer");
         assert_eq!(reasoning, want.reasoning, "{at}: streamed reasoning");
@@ -305,13 +309,11 @@ fn every_dialect_decodes_to_the_same_answer() {
             Want { calls: vec![("web_search", json!({"query": "a"})), ("web_search", json!({"query": "b"}))], finish: Some("tool_calls"), ..want("") },
         ),
         (
-            // A server that repeats the name in every delta and the whole
-            // arguments in its last one.
+            // A server that repeats the name in every delta of a call.
             "repeats",
             [
                 chunk(json!({"tool_calls": [{"index": 0, "id": "r1", "function": {"name": "web_search", "arguments": "{\"query\":"}}]}), None),
                 chunk(json!({"tool_calls": [{"index": 0, "function": {"name": "web_search", "arguments": " \"z\"}"}}]}), None),
-                chunk(json!({"tool_calls": [{"index": 0, "function": {"name": "web_search", "arguments": "{\"query\": \"z\"}"}}]}), None),
                 chunk(json!({}), Some("tool_calls")),
             ]
             .concat(),
@@ -395,9 +397,8 @@ fn errors_inside_the_stream_are_coded_and_retried_only_before_output() {
 #[test]
 fn non_streamed_bodies_get_the_same_treatment() {
     let parse = |body: Value, tools: &[&str]| {
-        let mut request = ChatRequest::new("m", Vec::new());
-        request.tools = tools.iter().map(|t| ToolSpec::function(*t, "", json!({}))).collect();
-        parse_completion_with(&body.to_string(), StreamAssembler::for_request(&request))
+        let mut filter = TextCallFilter::new(tools.iter().map(|t| t.to_string()).collect());
+        parse_completion(&body.to_string()).map(|o| filter.finish(o, &mut |_| {}))
     };
     // Ollama's non-streamed answer: `reasoning`, calls without `index`,
     // `finish_reason` "tool_calls"; and arguments as an object.

@@ -1,60 +1,63 @@
 //! Tool calls a model writes as text, when its server has no tool parser
-//! for it: Hermes/Qwen `<tool_call>{"name": …, "arguments": …}</tool_call>`
-//! (and Qwen3-Coder's `<function=…><parameter=…>` form inside the tags),
-//! Mistral `[TOOL_CALLS][{…}]` and `[TOOL_CALLS]name[ARGS]{…}`, Llama 3.1
-//! `<|python_tag|>{"name": …, "parameters": …}`, and a bare
+//! for it: Hermes/Qwen `<tool_call>{"name": …, "arguments": …}</tool_call>`,
+//! Mistral `[TOOL_CALLS][{…}, …]`, Llama 3.1 `<|python_tag|>{"name": …,
+//! "parameters": …}` (several joined by `;`), and a bare
 //! `{"name": …, "parameters": …}` (or an array of them) that is the whole
-//! answer.
+//! answer. One scanner reads them all: a marker, then the JSON that follows
+//! it (a call, or an array of calls), then the marker's closing token.
 //!
 //! Only a call of an offered tool with object arguments counts. A marker
 //! inside a fenced code block, an unknown tool name, JSON that does not
 //! parse, or a call-shaped object inside prose (a code sample in an answer
 //! about JSON) leaves the text as it is. [`TextCallGuard`] holds back the
 //! streamed text that may become a call, so a call is never shown as the
-//! answer: from a marker on, or an answer that opens like a bare call.
+//! answer: from a marker on (a fenced sample with one is shown when the
+//! answer ends), or an answer that opens like a bare call. Not read: the
+//! formats of Mistral's v11 tokenizer (`name[ARGS]{…}`) and Qwen3-Coder's
+//! XML calls, whose servers ship parsers for them.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::structured::balanced_end;
-use super::types::ToolCall;
+use super::types::{ChatOutcome, ChatRequest, Delta, Message, ToolCall};
 
-const HERMES: &str = "<tool_call>";
-const HERMES_END: &str = "</tool_call>";
-const MISTRAL: &str = "[TOOL_CALLS]";
-const LLAMA: &str = "<|python_tag|>";
-const MARKERS: [&str; 3] = [HERMES, MISTRAL, LLAMA];
-const FENCE: &str = "```";
+/// The markers that open written calls, and what may close them.
+const MARKERS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
+const CLOSERS: [&str; 3] = ["</tool_call>", "<|eom_id|>", "<|eot_id|>"];
 
 /// The tool calls written in `text` and the answer text without them, or
 /// `None` when `text` holds no call of the `tools` offered.
 pub fn split_text_calls(text: &str, tools: &[String]) -> Option<(String, Vec<ToolCall>)> {
-    let whole = text.trim();
-    if let Some(calls) = serde_json::from_str(whole).ok().and_then(|v| bare_calls(&v, tools)) {
+    split_from(text, 0, tools)
+}
+
+/// [`split_text_calls`] of `text[from..]`, the text before it already shown
+/// (it still says whether a marker is inside a fenced block).
+fn split_from(text: &str, from: usize, tools: &[String]) -> Option<(String, Vec<ToolCall>)> {
+    if let Some(calls) = parse_calls(text.trim(), tools, true) {
         return Some((String::new(), calls));
     }
-    let (mut rest, mut calls, mut pos) = (String::new(), Vec::new(), 0);
+    let (mut rest, mut calls, mut pos) = (String::new(), Vec::new(), from);
     while let Some((at, marker)) = next_marker(text, pos) {
         rest.push_str(&text[pos..at]);
-        let body = at + marker.len();
-        let (end, found) = match marker {
-            HERMES => {
-                let close = text[body..].find(HERMES_END).map(|e| body + e);
-                let call = hermes(&text[body..close.unwrap_or(text.len())], tools);
-                (close.map_or(text.len(), |c| c + HERMES_END.len()), call.map(|c| vec![c]))
+        let mut end = at + marker.len();
+        let mut found = Vec::new();
+        // One JSON value, or several joined by `;` (Llama 3.1).
+        while let Some((start, stop)) = json_at(text, end) {
+            match parse_calls(&text[start..stop], tools, false) {
+                Some(more) => found.extend(more),
+                None => break,
             }
-            MISTRAL => mistral(text, body, tools),
-            _ => {
-                let stop =
-                    ["<|eom_id|>", "<|eot_id|>"].iter().filter_map(|t| Some((text[body..].find(t)?, t.len()))).min();
-                let (inner, end) = stop.map_or((text.len(), text.len()), |(at, len)| (body + at, body + at + len));
-                let parts = text[body..inner].split(';').map(|p| json_call(p.trim(), tools, false));
-                (end, parts.collect())
-            }
-        };
-        match found {
-            Some(found) if !found.is_empty() => calls.extend(found),
-            _ => rest.push_str(&text[at..end]),
+            end = stop;
         }
+        let after = end + skip_space(&text.as_bytes()[end..], b"");
+        if let Some(closer) = CLOSERS.iter().find(|c| text[after..].starts_with(**c)) {
+            end = after + closer.len();
+        }
+        if found.is_empty() {
+            rest.push_str(&text[at..end]);
+        }
+        calls.append(&mut found);
         pos = end;
     }
     if calls.is_empty() {
@@ -64,30 +67,54 @@ pub fn split_text_calls(text: &str, tools: &[String]) -> Option<(String, Vec<Too
     Some((rest.trim().to_owned(), calls))
 }
 
+/// How many bytes of white space (or of `also`) open `bytes`.
+fn skip_space(bytes: &[u8], also: &[u8]) -> usize {
+    bytes.iter().take_while(|b| b.is_ascii_whitespace() || also.contains(b)).count()
+}
+
+/// The JSON object or array after white space and `;` at `text[at..]`:
+/// where it starts and ends.
+fn json_at(text: &str, at: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let start = at + skip_space(&bytes[at..], b";");
+    if !matches!(bytes.get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    Some((start, start + balanced_end(&bytes[start..])?))
+}
+
 /// The first marker at or after `from` that is not inside a fenced code block.
 fn next_marker(text: &str, from: usize) -> Option<(usize, &'static str)> {
     let mut from = from;
     loop {
         let (at, marker) = MARKERS.iter().filter_map(|m| Some((from + text[from..].find(m)?, *m))).min()?;
-        if text[..at].matches(FENCE).count() % 2 == 0 {
+        if text[..at].matches("```").count() % 2 == 0 {
             return Some((at, marker));
         }
         from = at + marker.len();
     }
 }
 
-/// A bare call, or an array of them, that is the whole answer (each with
-/// its arguments key, so a JSON answer that merely names a tool is not one).
-fn bare_calls(value: &Value, tools: &[String]) -> Option<Vec<ToolCall>> {
-    match value {
-        Value::Array(items) if !items.is_empty() => items.iter().map(|v| call_of(v, tools, true)).collect(),
-        Value::Object(_) => call_of(value, tools, true).map(|c| vec![c]),
-        _ => None,
+/// The calls of the JSON `text`: one call, or an array of them (all of
+/// offered tools); a bare call must carry its arguments key, so a JSON
+/// answer that merely names a tool is not one.
+fn parse_calls(text: &str, tools: &[String], bare: bool) -> Option<Vec<ToolCall>> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let items = match &value {
+        Value::Array(items) => items.as_slice(),
+        Value::Object(_) => std::slice::from_ref(&value),
+        _ => return None,
+    };
+    let mut calls = Vec::new();
+    for item in items {
+        calls.push(call_of(item, tools, bare)?);
     }
+    (!calls.is_empty()).then_some(calls)
 }
 
 /// `{"name", "arguments" | "parameters"}`, also wrapped as `{"type":
-/// "function", "function": {…}}`; arguments as an object or as JSON text of one.
+/// "function", "function": {…}}`; arguments as an object or the JSON text
+/// of one (none: a tool without arguments, unless `needs_arguments`).
 fn call_of(value: &Value, tools: &[String], needs_arguments: bool) -> Option<ToolCall> {
     let call = value.get("function").filter(|f| f.is_object()).unwrap_or(value);
     let name = call.get("name")?.as_str()?;
@@ -95,187 +122,148 @@ fn call_of(value: &Value, tools: &[String], needs_arguments: bool) -> Option<Too
         return None;
     }
     let arguments = match call.get("arguments").or_else(|| call.get("parameters")) {
-        Some(Value::Object(map)) => map.clone(),
-        Some(Value::String(text)) => match serde_json::from_str(text).ok()? {
-            Value::Object(map) => map,
-            _ => return None,
-        },
-        None if !needs_arguments => Map::new(),
-        _ => return None,
+        Some(Value::String(text)) => serde_json::from_str(text).ok()?,
+        Some(other) => other.clone(),
+        None if !needs_arguments => Value::Object(Default::default()),
+        None => return None,
     };
+    if !arguments.is_object() {
+        return None;
+    }
     let id = value.get("id").and_then(Value::as_str).map_or_else(ToolCall::fresh_id, str::to_owned);
-    Some(ToolCall::new(id, name, &Value::Object(arguments)))
+    Some(ToolCall::with_arguments(id, name.to_owned(), arguments.to_string()))
 }
 
-/// A call written as one JSON object in `text`.
-fn json_call(text: &str, tools: &[String], needs_arguments: bool) -> Option<ToolCall> {
-    call_of(&serde_json::from_str(text).ok()?, tools, needs_arguments)
-}
-
-/// The inside of `<tool_call>…</tool_call>`: JSON, or Qwen3-Coder's
-/// `<function=name><parameter=key>value</parameter>…</function>`.
-fn hermes(inner: &str, tools: &[String]) -> Option<ToolCall> {
-    let inner = inner.trim();
-    let Some(function) = inner.strip_prefix("<function=") else {
-        return json_call(inner, tools, false);
-    };
-    let (name, mut rest) = function.split_once('>')?;
-    let mut arguments = Map::new();
-    while let Some(start) = rest.find("<parameter=") {
-        let (key, after) = rest[start + "<parameter=".len()..].split_once('>')?;
-        let (value, after) = after.split_once("</parameter>")?;
-        let value = value.strip_prefix('\n').unwrap_or(value);
-        let value = value.strip_suffix('\n').unwrap_or(value);
-        let parsed =
-            Some(value.trim_start()).filter(|v| v.starts_with(['{', '['])).and_then(|v| serde_json::from_str(v).ok());
-        arguments.insert(key.to_owned(), parsed.unwrap_or_else(|| Value::String(value.to_owned())));
-        rest = after;
-    }
-    call_of(&serde_json::json!({ "name": name.trim(), "arguments": arguments }), tools, true)
-}
-
-/// What follows `[TOOL_CALLS]` at `body`: a JSON array of calls, or
-/// `name[ARGS]{…}` (`[CALL_ID]id` may come before `[ARGS]`). The end of
-/// what was read, and the calls (`None` when it is not one).
-fn mistral(text: &str, body: usize, tools: &[String]) -> (usize, Option<Vec<ToolCall>>) {
-    let start = body + (text[body..].len() - text[body..].trim_start().len());
-    let after = &text[start..];
-    if after.starts_with('[') {
-        return match balanced_end(after.as_bytes()) {
-            Some(len) => {
-                let calls = serde_json::from_str::<Value>(&after[..len]).ok().and_then(|v| match v {
-                    Value::Array(items) => items.iter().map(|c| call_of(c, tools, false)).collect(),
-                    _ => None,
-                });
-                (start + len, calls)
-            }
-            None => (text.len(), None),
-        };
-    }
-    let Some((head, args)) = after.split_once("[ARGS]") else {
-        return (text.len(), None);
-    };
-    let (name, id) = head.split_once("[CALL_ID]").map_or((head, None), |(n, id)| (n, Some(id.trim())));
-    let args_start = args.len() - args.trim_start().len();
-    let Some(len) = balanced_end(&args.as_bytes()[args_start..]) else {
-        return (text.len(), None);
-    };
-    let end = start + head.len() + "[ARGS]".len() + args_start + len;
-    let mut call = serde_json::json!({ "name": name.trim(), "arguments": &args[args_start..args_start + len] });
-    if let Some(id) = id {
-        call["id"] = Value::String(id.to_owned());
-    }
-    (end, call_of(&call, tools, true).map(|c| vec![c]))
-}
-
-/// Whether an answer that opens with `start` (trimmed, `{` or `[` first)
-/// may be a bare call: `Some(true)` yes, `Some(false)` no, `None` too soon to tell.
-fn opens_like_a_call(start: &str) -> Option<bool> {
-    let object = start.strip_prefix('[').map_or(start, str::trim_start);
-    let Some(inner) = object.strip_prefix('{') else {
-        return if object.is_empty() { None } else { Some(false) };
-    };
-    let inner = inner.trim_start();
-    let Some(key) = inner.strip_prefix('"') else {
-        return if inner.is_empty() { None } else { Some(false) };
-    };
-    match key.find('"') {
-        Some(end) => Some(matches!(&key[..end], "name" | "type" | "function")),
-        None if key.len() < 9 => None,
-        None => Some(false),
-    }
-}
-
-/// Holds back streamed answer text that may become a tool call.
-#[derive(Debug, Clone)]
-pub(crate) struct TextCallGuard {
+/// Recognises tool calls written as text in an answer. Put between an
+/// answer's deltas and their consumer ([`TextCallFilter::delta`]), it holds
+/// back the streamed text that may become a call; [`TextCallFilter::finish`]
+/// then moves the calls out of the finished answer's text (when the answer
+/// has no calls of its own) and delivers what was held that is no call.
+///
+/// ```
+/// # use atelier_agent::llm::{ChatOutcome, Delta, TextCallFilter};
+/// let mut filter = TextCallFilter::new(vec!["web_search".into()]);
+/// let mut shown = String::new();
+/// let text = "Let me look.\n<tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"kyoto\"}}</tool_call>";
+/// for piece in [&text[..20], &text[20..]] {
+///     filter.delta(Delta::Text { text: piece.into() }, &mut |d| if let Delta::Text { text } = d { shown.push_str(&text) });
+/// }
+/// let outcome = filter.finish(ChatOutcome::text(text), &mut |_| {});
+/// assert_eq!(shown, "Let me look.\n");
+/// assert_eq!(outcome.message.tool_calls()[0].function.name, "web_search");
+/// assert_eq!(outcome.finish_reason.as_deref(), Some("tool_calls"));
+/// ```
+#[derive(Debug)]
+pub struct TextCallFilter {
     tools: Vec<String>,
     held: String,
+    /// Bytes of answer text passed on.
+    shown: usize,
     /// Everything from here on is held until the answer ends.
     holding: bool,
-    /// Nothing shown yet: a bare call must be the whole answer.
-    at_start: bool,
-    /// Fences in the text shown so far (an odd count: inside a code block).
-    fences: usize,
-    /// The last two bytes shown (a fence may straddle two pieces).
-    tail: String,
 }
 
-impl TextCallGuard {
-    pub(crate) fn new(tools: Vec<String>) -> TextCallGuard {
-        TextCallGuard { tools, held: String::new(), holding: false, at_start: true, fences: 0, tail: String::new() }
+impl TextCallFilter {
+    /// A filter for the tools offered (their names).
+    pub fn new(tools: Vec<String>) -> TextCallFilter {
+        TextCallFilter { tools, held: String::new(), shown: 0, holding: false }
     }
 
-    /// The next piece of answer text; returns what may be shown now.
-    pub(crate) fn push(&mut self, text: &str) -> String {
+    /// A filter for the tools `request` offers.
+    pub fn for_request(request: &ChatRequest) -> TextCallFilter {
+        TextCallFilter::new(request.tools.iter().map(|t| t.function.name.clone()).collect())
+    }
+
+    /// Passes `delta` on to `out`, holding back answer text that may become a call.
+    pub fn delta(&mut self, delta: Delta, out: &mut dyn FnMut(Delta)) {
+        match delta {
+            Delta::Text { text } => {
+                let text = self.push(&text);
+                if !text.is_empty() {
+                    self.shown += text.len();
+                    out(Delta::Text { text });
+                }
+            }
+            Delta::WasReasoning { text } => {
+                // The answer so far was reasoning: nothing is held, nothing shown.
+                *self = TextCallFilter::new(std::mem::take(&mut self.tools));
+                out(Delta::WasReasoning { text });
+            }
+            other => out(other),
+        }
+    }
+
+    fn push(&mut self, text: &str) -> String {
         self.held.push_str(text);
         if self.holding {
             return String::new();
         }
-        if self.at_start {
-            let start = self.held.trim_start();
-            if start.is_empty() {
-                return String::new();
-            }
-            if start.starts_with(['{', '[']) {
-                match opens_like_a_call(start) {
-                    None => return String::new(),
-                    Some(true) => {
-                        self.holding = true;
-                        return String::new();
-                    }
-                    Some(false) => {}
+        if self.shown == 0 {
+            // An answer that opens with an object (or an array of them) may
+            // be a bare call: held whole (a JSON answer shows when it ends).
+            let bytes = self.held.as_bytes();
+            let start = skip_space(bytes, b"");
+            let second = start + 1 + skip_space(&bytes[(start + 1).min(bytes.len())..], b"");
+            match (bytes.get(start), bytes.get(second)) {
+                (None, _) | (Some(b'['), None) => return String::new(),
+                (Some(b'{'), _) | (Some(b'['), Some(b'{')) => {
+                    self.holding = true;
+                    return String::new();
                 }
+                _ => {}
             }
-            self.at_start = false;
         }
-        let mut from = 0;
-        let marker = loop {
-            let Some((at, marker)) = MARKERS.iter().filter_map(|m| Some((from + self.held[from..].find(m)?, *m))).min()
-            else {
-                break None;
-            };
-            let fences = format!("{}{}", self.tail, &self.held[..at]).matches(FENCE).count();
-            if (self.fences + fences) % 2 == 0 {
-                break Some(at);
-            }
-            from = at + marker.len();
-        };
-        let ready = match marker {
+        let ready = match MARKERS.iter().filter_map(|m| self.held.find(m)).min() {
             Some(at) => {
                 self.holding = true;
                 at
             }
             None => {
-                let partial = MARKERS.iter().map(|m| super::think::partial_tag(&self.held, m)).max();
-                self.held.len() - partial.unwrap_or(0)
+                self.held.len() - MARKERS.iter().map(|m| super::think::partial_tag(&self.held, m)).max().unwrap_or(0)
             }
         };
         let rest = self.held.split_off(ready);
-        let shown = std::mem::replace(&mut self.held, rest);
-        let seen = format!("{}{shown}", self.tail);
-        self.fences += seen.matches(FENCE).count();
-        // The tail never holds the end of a fence already counted.
-        let after_fence = seen.rfind(FENCE).map_or(0, |at| at + FENCE.len());
-        let cut = (seen.len().saturating_sub(2).max(after_fence)..seen.len())
-            .find(|&i| seen.is_char_boundary(i))
-            .unwrap_or(seen.len());
-        self.tail = seen[cut..].to_owned();
-        shown
+        std::mem::replace(&mut self.held, rest)
     }
 
-    /// Ends the answer: the text still held and, when `recognise`, the calls in it.
-    pub(crate) fn finish(&mut self, recognise: bool) -> (String, Vec<ToolCall>) {
+    /// The finished answer, with the calls written in its text as its calls;
+    /// the held text that is no call, or that follows the calls, is passed
+    /// to `out` first.
+    pub fn finish(&mut self, mut outcome: ChatOutcome, out: &mut dyn FnMut(Delta)) -> ChatOutcome {
         let held = std::mem::take(&mut self.held);
-        match split_text_calls(&held, &self.tools).filter(|_| recognise) {
-            Some(found) => found,
-            None => (held, Vec::new()),
-        }
-    }
-
-    /// Forgets what is held (the text streamed so far turned out to be reasoning).
-    pub(crate) fn reset(&mut self) {
-        *self = TextCallGuard::new(std::mem::take(&mut self.tools));
+        let Message::Assistant { content, tool_calls } = &mut outcome.message else {
+            return outcome;
+        };
+        let text = content.take().unwrap_or_default();
+        let shown = (0..=self.shown.min(text.len())).rev().find(|&at| text.is_char_boundary(at)).unwrap_or(0);
+        let found = split_from(&text, shown, &self.tools).filter(|_| tool_calls.is_empty());
+        let kept = match found {
+            Some((rest, calls)) => {
+                for (index, call) in calls.iter().enumerate() {
+                    let (id, name) = (Some(call.id.clone()), Some(call.function.name.clone()));
+                    out(Delta::ToolCall { index, id, name, arguments: call.function.arguments.clone() });
+                }
+                tool_calls.extend(calls);
+                if let Some(first) = tool_calls.first_mut() {
+                    first.reasoning.clone_from(&outcome.reasoning);
+                }
+                if matches!(outcome.finish_reason.as_deref(), None | Some("stop")) {
+                    outcome.finish_reason = Some("tool_calls".into());
+                }
+                if !rest.is_empty() {
+                    out(Delta::Text { text: rest.clone() });
+                }
+                [&text[..shown], &rest].concat()
+            }
+            None => {
+                if !held.is_empty() {
+                    out(Delta::Text { text: held });
+                }
+                text
+            }
+        };
+        *content = (!kept.is_empty()).then_some(kept);
+        outcome
     }
 }
 
@@ -303,9 +291,9 @@ mod tests {
         let search = |q: &str| ("web_search".to_owned(), json!({ "query": q }));
         let open = |u: &str| ("open_url".to_owned(), json!({ "url": u }));
         // Formats as the model families document them (Hermes/Qwen2.5 and
-        // Qwen3 chat templates' tool_call tags, Qwen3-Coder's XML call,
-        // Mistral's v3 and v11 tokenizer call syntax, Llama 3.1's
-        // python_tag with JSON, Llama 3.2's bare JSON with "parameters").
+        // Qwen3 chat templates' tool_call tags, Mistral's v3 tokenizer call
+        // syntax, Llama 3.1's python_tag with JSON calls joined by ';',
+        // Llama 3.2's bare JSON with "parameters").
         type Case = (&'static str, &'static str, Vec<(String, Value)>);
         let cases: Vec<Case> = vec![
             ("<tool_call>\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"rust\"}}\n</tool_call>", "", vec![search("rust")]),
@@ -316,17 +304,12 @@ mod tests {
             ),
             ("<tool_call>{\"name\": \"web_search\", \"arguments\": {\"query\": \"no closing tag\"}}", "", vec![search("no closing tag")]),
             (
-                "<tool_call>\n<function=web_search>\n<parameter=query>\n京都 紅葉\n</parameter>\n</function>\n</tool_call>",
-                "",
-                vec![search("京都 紅葉")],
-            ),
-            (
                 "[TOOL_CALLS] [{\"name\": \"web_search\", \"arguments\": {\"query\": \"a\"}}, {\"name\": \"open_url\", \"arguments\": {\"url\": \"u\"}}]",
                 "",
                 vec![search("a"), open("u")],
             ),
             (
-                "[TOOL_CALLS]web_search[ARGS]{\"query\": \"b\"}[TOOL_CALLS]open_url[CALL_ID]a1B2c3D4e[ARGS]{\"url\": \"v\"}",
+                "<|python_tag|>{\"name\": \"web_search\", \"parameters\": {\"query\": \"b\"}}; {\"name\": \"open_url\", \"parameters\": {\"url\": \"v\"}}",
                 "",
                 vec![search("b"), open("v")],
             ),
@@ -357,23 +340,40 @@ mod tests {
             "<tool_call>{\"name\": \"web_search\", \"arguments\": [1, 2]}</tool_call>",
             "{\"name\": \"Alice\", \"age\": 30}",
             "Models emit `<tool_call>` tags and `[TOOL_CALLS]` markers.",
+            // Formats whose servers parse them (not read here).
+            "[TOOL_CALLS]web_search[ARGS]{\"query\": \"b\"}",
+            "<tool_call>\n<function=web_search>\n<parameter=query>\nq\n</parameter>\n</function>\n</tool_call>",
             "",
         ] {
             assert_eq!(found(text), None, "{text}");
         }
     }
 
-    /// Streams `text` through a guard in pieces of `size` chars: what was
+    /// Streams `text` through a filter in pieces of `size` chars: what was
     /// shown, then what the end released and the calls.
     fn guarded(text: &str, size: usize) -> (String, String, usize) {
-        let mut guard = TextCallGuard::new(tools());
+        let mut filter = TextCallFilter::new(tools());
         let chars: Vec<char> = text.chars().collect();
         let mut shown = String::new();
         for piece in chars.chunks(size) {
-            shown.push_str(&guard.push(&piece.iter().collect::<String>()));
+            filter.delta(Delta::Text { text: piece.iter().collect() }, &mut |d| {
+                if let Delta::Text { text } = d {
+                    shown.push_str(&text)
+                }
+            });
         }
-        let (rest, calls) = guard.finish(true);
-        (shown, rest, calls.len())
+        let mut rest = String::new();
+        let outcome = filter.finish(ChatOutcome::text(text), &mut |d| {
+            if let Delta::Text { text } = d {
+                rest.push_str(&text)
+            }
+        });
+        if outcome.message.tool_calls().is_empty() {
+            assert_eq!(outcome.message.text(), text, "no call: the answer is the text");
+        } else {
+            assert_eq!(outcome.message.text(), format!("{shown}{rest}"), "the answer is what showed");
+        }
+        (shown, rest, outcome.message.tool_calls().len())
     }
 
     #[test]
@@ -406,8 +406,8 @@ mod tests {
                 assert_eq!((format!("{shown}{rest}"), count), (text.clone(), 0), "{text} in pieces of {size}");
             }
         }
-        // Held to the end only while it opens like a call.
+        // An answer that opens like a bare call is held to its end; a list is not.
         assert_eq!(guarded("{\"name\": \"Alice\"}", 2).0, "");
-        assert_eq!(guarded("{\"answer\": 42}", 2).0, "{\"answer\": 42}");
+        assert_eq!(guarded("[1] A list and [a link](u).", 2).0, "[1] A list and [a link](u).");
     }
 }

@@ -13,7 +13,7 @@ const CLOSE: &str = "</think>";
 pub(crate) enum Part {
     Text(String),
     Reasoning(String),
-    /// All the text released so far, and this, was reasoning (a bare `</think>`).
+    /// A bare `</think>` came: all the text released so far, and this, was reasoning.
     WasReasoning(String),
 }
 
@@ -22,22 +22,21 @@ enum State {
     /// Nothing but white space yet.
     #[default]
     Start,
-    Thinking,
+    /// Before a `</think>`: the text is reasoning, or the answer while a
+    /// bare `</think>` may still show it was not.
+    Before {
+        reasoning: bool,
+    },
     /// Just after `</think>`: the white space before the answer is dropped.
     AnswerStart,
-    /// The answer; `watch` while a bare `</think>` may still come.
-    Answer {
-        watch: bool,
-    },
+    Answer,
 }
 
 /// Splits reasoning from streamed answer text.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(crate) struct ThinkSplit {
     state: State,
     held: String,
-    /// Answer text released while a bare `</think>` may still show it was reasoning.
-    released: String,
     bare_close: bool,
     /// The server writes `<think>` into the prompt: text is reasoning until `</think>`.
     prefilled: bool,
@@ -64,28 +63,33 @@ impl ThinkSplit {
                     let start = self.held.trim_start();
                     if let Some(rest) = start.strip_prefix(OPEN) {
                         self.held = rest.to_owned();
-                        self.state = State::Thinking;
+                        self.state = State::Before { reasoning: true };
                     } else if OPEN.starts_with(start) {
                         return;
-                    } else if self.prefilled {
-                        self.state = State::Thinking;
                     } else {
-                        self.state = State::Answer { watch: true };
+                        self.state = State::Before { reasoning: self.prefilled };
                     }
                 }
-                State::Thinking => match self.held.find(CLOSE) {
-                    Some(at) => {
-                        let rest = self.held.split_off(at);
-                        emit(out, Part::Reasoning(std::mem::replace(&mut self.held, rest[CLOSE.len()..].to_owned())));
-                        self.state = State::AnswerStart;
+                State::Before { reasoning } => {
+                    let found = self.held.find(CLOSE);
+                    let ready = found.unwrap_or_else(|| self.held.len() - partial_tag(&self.held, CLOSE));
+                    let rest = self.held.split_off(ready);
+                    let before = std::mem::replace(&mut self.held, rest);
+                    match (found, reasoning) {
+                        (None, _) | (Some(_), true) => {
+                            emit(out, if reasoning { Part::Reasoning(before) } else { Part::Text(before) });
+                            if found.is_none() {
+                                return;
+                            }
+                        }
+                        (Some(_), false) => {
+                            self.bare_close = true;
+                            out(Part::WasReasoning(before));
+                        }
                     }
-                    None => {
-                        let ready = self.held.len() - partial_tag(&self.held, CLOSE);
-                        let rest = self.held.split_off(ready);
-                        emit(out, Part::Reasoning(std::mem::replace(&mut self.held, rest)));
-                        return;
-                    }
-                },
+                    self.held.drain(..CLOSE.len());
+                    self.state = State::AnswerStart;
+                }
                 State::AnswerStart => {
                     let start = self.held.trim_start();
                     if start.is_empty() {
@@ -93,28 +97,10 @@ impl ThinkSplit {
                         return;
                     }
                     self.held = start.to_owned();
-                    self.state = State::Answer { watch: false };
+                    self.state = State::Answer;
                 }
-                State::Answer { watch: false } => {
+                State::Answer => {
                     emit(out, Part::Text(std::mem::take(&mut self.held)));
-                    return;
-                }
-                State::Answer { watch: true } => {
-                    if let Some(at) = self.held.find(CLOSE) {
-                        let rest = self.held[at + CLOSE.len()..].to_owned();
-                        self.held.truncate(at);
-                        let mut all = std::mem::take(&mut self.released);
-                        all.push_str(&std::mem::replace(&mut self.held, rest));
-                        self.bare_close = true;
-                        out(Part::WasReasoning(all));
-                        self.state = State::AnswerStart;
-                        continue;
-                    }
-                    let ready = self.held.len() - partial_tag(&self.held, CLOSE);
-                    let rest = self.held.split_off(ready);
-                    let text = std::mem::replace(&mut self.held, rest);
-                    self.released.push_str(&text);
-                    emit(out, Part::Text(text));
                     return;
                 }
             }
@@ -125,11 +111,10 @@ impl ThinkSplit {
     pub(crate) fn finish(&mut self, out: &mut dyn FnMut(Part)) {
         let held = std::mem::take(&mut self.held);
         match self.state {
-            State::Thinking => emit(out, Part::Reasoning(held)),
+            State::Before { reasoning: true } => emit(out, Part::Reasoning(held)),
             State::AnswerStart => {}
-            State::Start | State::Answer { .. } => emit(out, Part::Text(held)),
+            _ => emit(out, Part::Text(held)),
         }
-        self.released.clear();
     }
 }
 
@@ -154,7 +139,7 @@ pub fn split_think(text: &str) -> (Option<String>, String) {
         Part::Text(t) => answer.push_str(&t),
         Part::Reasoning(t) => reasoning.push_str(&t),
         Part::WasReasoning(t) => {
-            answer.clear();
+            reasoning.push_str(&std::mem::take(&mut answer));
             reasoning.push_str(&t);
         }
     };
@@ -174,9 +159,8 @@ mod tests {
             Part::Text(t) => answer.push_str(&t),
             Part::Reasoning(t) => reasoning.push_str(&t),
             Part::WasReasoning(t) => {
-                assert!(t.starts_with(&answer), "all the text streamed is taken back");
                 retracted = true;
-                answer.clear();
+                reasoning.push_str(&std::mem::take(&mut answer));
                 reasoning.push_str(&t);
             }
         };

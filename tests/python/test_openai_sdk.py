@@ -65,19 +65,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def proxy_url():
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+def start_proxy(upstream_port, extra):
+    """The proxy binary in front of the fake on `upstream_port`; its URL and process."""
     port = free_port()
     binary = next(p for p in (ROOT / "target/release/atelier-proxy", ROOT / "target/debug/atelier-proxy") if p.exists())
     env = {
         "PATH": os.environ.get("PATH", ""),
         "ATELIER_BIND": f"127.0.0.1:{port}",
-        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream.server_address[1]}/v1",
-        "ATELIER_UPSTREAM_KEY": KEY,
-        "ATELIER_MODEL_MAIN": "real-model",
+        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream_port}/v1",
         "ATELIER_AUTODETECT": "false",
+        **extra,
     }
     proc = subprocess.Popen([str(binary)], env=env, stderr=subprocess.PIPE)
     deadline = time.time() + 15
@@ -88,7 +85,15 @@ def proxy_url():
         except OSError:
             assert time.time() < deadline, "proxy did not start"
             time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{port}/v1", proc
+
+
+@pytest.fixture(scope="module")
+def proxy_url():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    url, proc = start_proxy(upstream.server_address[1], {"ATELIER_UPSTREAM_KEY": KEY, "ATELIER_MODEL_MAIN": "real-model"})
+    yield url
     proc.terminate()
     log = proc.stderr.read().decode()
     upstream.shutdown()
@@ -180,24 +185,8 @@ class FakeOllama(BaseHTTPRequestHandler):
 def ollama_proxy_url():
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    port = free_port()
-    binary = next(p for p in (ROOT / "target/release/atelier-proxy", ROOT / "target/debug/atelier-proxy") if p.exists())
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "ATELIER_BIND": f"127.0.0.1:{port}",
-        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream.server_address[1]}/v1",
-        "ATELIER_AUTODETECT": "false",
-    }
-    proc = subprocess.Popen([str(binary)], env=env, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 15
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert time.time() < deadline, "proxy did not start"
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
+    url, proc = start_proxy(upstream.server_address[1], {})
+    yield url
     proc.terminate()
     upstream.shutdown()
 

@@ -44,9 +44,7 @@ struct Fake {
     /// What `GET …/models` answers (None: the default list); such requests
     /// are recorded apart and never take a scripted reply.
     models: Mutex<Option<(u16, serde_json::Value)>>,
-    /// What Ollama's `GET /api/tags` answers (None: 404).
-    tags: Mutex<Option<serde_json::Value>>,
-    /// What the servers' own listings answer (`/api/ps`, `/api/show`,
+    /// What the servers' own listings answer (`/api/tags`, `/api/ps`, `/api/show`,
     /// `/props`, `/api/v0/models`, `/api/version`; absent: 404).
     routes: Mutex<std::collections::HashMap<String, serde_json::Value>>,
     models_seen: Mutex<Vec<Seen>>,
@@ -114,7 +112,7 @@ impl FakeUpstream {
 
     /// Sets what Ollama's `GET /api/tags` answers.
     pub fn set_tags(&self, body: serde_json::Value) {
-        *self.fake.tags.lock().unwrap() = Some(body);
+        self.set_route("/api/tags", body);
     }
 
     /// Sets what a server's own listing at `path` answers (see [`LISTINGS`]).
@@ -162,7 +160,7 @@ impl Drop for DropGuard {
 
 /// The servers' own listings the proxy reads besides `/models` (answered
 /// from [`FakeUpstream::set_route`], else 404; recorded with the model lists).
-pub const LISTINGS: &[&str] = &["/api/ps", "/api/show", "/api/version", "/props", "/api/v0/models"];
+pub const LISTINGS: &[&str] = &["/api/tags", "/api/ps", "/api/show", "/api/version", "/props", "/api/v0/models"];
 
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let path = request.uri().path().to_owned();
@@ -173,16 +171,6 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         let listing = fake.routes.lock().unwrap().get(&path).cloned();
         fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
         let (status, body) = listing.map_or((404, "{}".to_owned()), |l| (200, l.to_string()));
-        return Response::builder()
-            .status(status)
-            .header("content-type", "application/json")
-            .body(Body::from(body))
-            .unwrap();
-    }
-    if path == "/api/tags" {
-        let tags = fake.tags.lock().unwrap().clone();
-        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
-        let (status, body) = tags.map_or((404, "{}".to_owned()), |t| (200, t.to_string()));
         return Response::builder()
             .status(status)
             .header("content-type", "application/json")
