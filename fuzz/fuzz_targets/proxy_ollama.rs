@@ -7,6 +7,8 @@
 use atelier_proxy::ollama::Translator;
 use libfuzzer_sys::fuzz_target;
 
+mod common;
+
 fn translate(stream: bool, parts: &[&[u8]]) -> Vec<u8> {
     let request = serde_json::json!({ "stream": stream, "stream_options": { "include_usage": true } });
     let mut translator = Translator::new(&request, "m");
@@ -25,12 +27,9 @@ fn comparable(out: Vec<u8>) -> String {
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.is_empty() {
+    let Some((body, split)) = common::body_and_split(data) else {
         return;
-    }
-    let split = data[0] as usize % data.len();
-    let body = &data[1..];
-    let split = split.min(body.len());
+    };
     for stream in [true, false] {
         let whole = translate(stream, &[body]);
         let halves = translate(stream, &[&body[..split], &body[split..]]);
