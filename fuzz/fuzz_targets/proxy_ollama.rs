@@ -20,10 +20,27 @@ fn translate(stream: bool, parts: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// The output with the chunk id and timestamp (different per translator) blanked.
+/// The output with each chunk's id and timestamp (different per
+/// translator, and per second) taken out.
 fn comparable(out: Vec<u8>) -> String {
     let text = String::from_utf8(out).expect("the translation is UTF-8");
-    text.split("\"id\":\"chatcmpl-").map(|p| p.get(9..).unwrap_or(p)).collect::<Vec<_>>().join("")
+    let unstamped = |json: &str| match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(mut value) => {
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("id");
+                fields.remove("created");
+            }
+            value.to_string()
+        }
+        Err(_) => json.to_owned(),
+    };
+    text.split("\n\n")
+        .map(|event| match event.strip_prefix("data: ") {
+            Some(data) => format!("data: {}", unstamped(data)),
+            None => unstamped(event),
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fuzz_target!(|data: &[u8]| {
