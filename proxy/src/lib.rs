@@ -14,6 +14,7 @@ mod error;
 mod gate;
 mod limit;
 mod log;
+mod mcp;
 mod models;
 pub mod page;
 pub mod settings;
