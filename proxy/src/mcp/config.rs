@@ -24,6 +24,8 @@ pub enum ConfigError {
     BadTokenFlag(String),
     #[error("--mcp-token names {0:?}, which is not in ATELIER_MCP_SERVERS")]
     TokenWithoutServer(String),
+    #[error("MCP server {0:?} has credentials in its URL and a token: configure one of them")]
+    TwoCredentials(String),
 }
 
 /// One configured MCP server.
@@ -117,6 +119,12 @@ pub fn parse(
         let token = token.trim();
         server.token = (!token.is_empty()).then(|| token.to_owned());
     }
+    // Both would be sent as `Authorization`, and the server would pick one.
+    if let Some(both) =
+        servers.iter().find(|s| s.token.is_some() && (!s.url.username().is_empty() || s.url.password().is_some()))
+    {
+        return Err(ConfigError::TwoCredentials(both.name.clone()));
+    }
     Ok(servers)
 }
 
@@ -182,6 +190,7 @@ mod tests {
             ("a=http://h/", &["b=t"], ConfigError::TokenWithoutServer("b".into())),
             ("a=http://h/,a=http://i/", &[], ConfigError::Duplicate("a".into())),
             ("a=http://h/", &["bare-secret-token"], ConfigError::BadTokenFlag("(17 characters)".into())),
+            ("a=http://u:p@h/", &["a=t"], ConfigError::TwoCredentials("a".into())),
         ];
         for (entries, flags, expected) in cases {
             assert_eq!(parsed(entries, flags, &[]).unwrap_err(), *expected, "{entries}");

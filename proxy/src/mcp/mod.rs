@@ -33,14 +33,15 @@ use stream::Redactor;
 /// One configured MCP server and what the proxy knows of it.
 pub struct McpServer {
     pub config: ServerConfig,
-    /// Cuts the server's secrets out of what goes back to the browser.
-    redactor: Redactor,
     reach: Reachability,
 }
 
 /// The configured MCP servers and the client that reaches them.
 pub struct McpServers {
     servers: Vec<McpServer>,
+    /// Cuts every server's secrets out of what goes back to the browser
+    /// (two servers may be one program behind two paths).
+    redactor: Redactor,
     /// No redirects (a token must never follow one), no total timeout (an
     /// event stream may stay open): answers are timed by `stream.rs`.
     http: reqwest::Client,
@@ -68,16 +69,13 @@ impl McpServers {
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|e| format!("cannot build the MCP client: {e}"))?;
-        let servers = configs
-            .into_iter()
-            .map(|config| McpServer {
-                redactor: Redactor::new(&config.secrets()),
-                config,
-                reach: Reachability::default(),
-            })
-            .collect();
+        let mut secrets: Vec<String> = configs.iter().flat_map(ServerConfig::secrets).collect();
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        let servers = configs.into_iter().map(|config| McpServer { config, reach: Reachability::default() }).collect();
         Ok(McpServers {
             servers,
+            redactor: Redactor::new(&secrets),
             http,
             answer_timeout: Duration::from_secs(settings.upstream_timeout.max(1)),
             stream_idle: Duration::from_secs(settings.mcp_stream_idle.max(1)),

@@ -123,7 +123,7 @@ async fn forward(
         }
         Ok(Err(e)) => {
             server.reach.record(Reach::of_error(&e));
-            let detail = server.redactor.text(&e.without_url().to_string());
+            let detail = mcp.redactor.error(e);
             return Err(ProxyError::new(
                 StatusCode::BAD_GATEWAY,
                 "mcp_unreachable",
@@ -158,7 +158,7 @@ async fn forward(
     *response.status_mut() = status;
     let out = response.headers_mut();
     for (key, value) in answer.headers().iter().filter(|(key, _)| crosses_to_browser(key)) {
-        let value = value.to_str().map(|v| server.redactor.text(v)).ok().and_then(|v| HeaderValue::from_str(&v).ok());
+        let value = value.to_str().map(|v| mcp.redactor.text(v)).ok().and_then(|v| HeaderValue::from_str(&v).ok());
         if let Some(value) = value {
             out.append(key, value);
         }
@@ -177,7 +177,7 @@ async fn forward(
         out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         out.insert("x-accel-buffering", HeaderValue::from_static("no"));
     }
-    *response.body_mut() = Body::from_stream(relayed(answer.bytes_stream(), server.redactor.clone(), pace));
+    *response.body_mut() = Body::from_stream(relayed(answer.bytes_stream(), mcp.redactor.clone(), pace));
     Ok(response)
 }
 

@@ -63,6 +63,20 @@ impl Redactor {
         Bytes::from(std::mem::take(&mut self.carry))
     }
 
+    /// What went wrong with a request, causes included, without its URL
+    /// and with every secret replaced.
+    pub fn error(&self, e: reqwest::Error) -> String {
+        let e = e.without_url();
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        self.text(&text)
+    }
+
     /// `text` with every secret replaced (error messages).
     pub fn text(&self, text: &str) -> String {
         let mut bytes = text.as_bytes().to_vec();
@@ -152,7 +166,7 @@ where
                 }
                 Ok(Some(Err(e))) => {
                     state.upstream = None;
-                    let message = state.redactor.text(&e.without_url().to_string());
+                    let message = state.redactor.error(e);
                     return Some((
                         Err(std::io::Error::other(format!("the MCP server's answer broke off: {message}"))),
                         state,

@@ -30,6 +30,7 @@ pub enum Reply {
 /// One request the fake upstream received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    pub method: String,
     pub path: String,
     pub headers: HeaderMap,
     pub body: serde_json::Value,
@@ -151,13 +152,14 @@ impl Drop for DropGuard {
 }
 
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
+    let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
     if path == "/api/tags" {
         let tags = fake.tags.lock().unwrap().clone();
-        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        fake.models_seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
         let (status, body) = tags.map_or((404, "{}".to_owned()), |t| (200, t.to_string()));
         return Response::builder()
             .status(status)
@@ -166,7 +168,7 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .unwrap();
     }
     if path.ends_with("/models") {
-        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        fake.models_seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
         let (status, list) = fake.models.lock().unwrap().clone().unwrap_or_else(|| {
             let ids = ["m", "big-model", "small-model", "text-embedding-3-small"];
             (200, serde_json::json!({"object": "list", "data": ids.map(|id| serde_json::json!({"id": id, "object": "model"}))}))
@@ -177,7 +179,7 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .body(Body::from(list.to_string()))
             .unwrap();
     }
-    fake.seen.lock().unwrap().push(Seen { path, headers, body });
+    fake.seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
         None => Response::builder()
