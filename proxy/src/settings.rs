@@ -102,9 +102,10 @@ pub struct Settings {
     #[arg(long = "mcp-token", value_name = "NAME=TOKEN")]
     pub mcp_tokens: Vec<String>,
 
-    /// Seconds an MCP server's GET event stream may stay silent before the
-    /// relay ends it (the client opens it again); quiet streams get a
-    /// keepalive comment every 15 s meanwhile.
+    /// Seconds an MCP server's notification stream (the GET stream, or the
+    /// answer to `subscriptions/listen`) may stay silent before the relay ends
+    /// it (the client opens it again); quiet streams get a keepalive comment
+    /// every 15 s meanwhile. Other answers wait ATELIER_UPSTREAM_TIMEOUT.
     #[arg(long, env = "ATELIER_MCP_STREAM_IDLE", default_value_t = 300)]
     pub mcp_stream_idle: u64,
 

@@ -387,6 +387,23 @@ async fn event_streams_are_unbuffered_kept_alive_and_ended_when_the_server_is_si
 }
 
 #[tokio::test]
+async fn a_notification_stream_may_stay_quiet_longer_than_an_answer() {
+    let up = FakeUpstream::start();
+    let proxy = relay_to(&up, &[("ATELIER_UPSTREAM_TIMEOUT", "1".into()), ("ATELIER_MCP_STREAM_IDLE", "3".into())]);
+    let quiet = || Reply::Sse { first: b"data: {}\n\n".to_vec(), rest: Vec::new(), gate: Arc::new(Notify::new()) };
+    for (method, at_least, at_most) in [("tools/call", 700, 2500), ("subscriptions/listen", 2700, 9000)] {
+        up.push(quiet());
+        let opened = Instant::now();
+        let response =
+            post(&proxy, "/api/mcp/notes").header("mcp-method", method).json(&initialize()).send().await.unwrap();
+        read_all(response, Duration::from_secs(10)).await;
+        let lasted = opened.elapsed();
+        let range = Duration::from_millis(at_least)..Duration::from_millis(at_most);
+        assert!(range.contains(&lasted), "{method}: the stream lasted {lasted:?}");
+    }
+}
+
+#[tokio::test]
 async fn health_lists_the_servers_and_probes_them_sparingly() {
     let up = FakeUpstream::start();
     let locked = FakeUpstream::start();

@@ -48,7 +48,7 @@ pub struct McpServers {
     /// Most time to the answer's headers, and between chunks of a JSON answer
     /// or of a POST's event stream (`ATELIER_UPSTREAM_TIMEOUT`, as for chat).
     answer_timeout: Duration,
-    /// Most silence from the server on a GET event stream (`ATELIER_MCP_STREAM_IDLE`).
+    /// Most silence from the server on a notification stream (`ATELIER_MCP_STREAM_IDLE`).
     stream_idle: Duration,
     /// `ATELIER_MCP_TOKEN_*` variables that name no server (a warning at start).
     orphan_tokens: Vec<String>,

@@ -168,9 +168,14 @@ async fn forward(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-    let pace = match (is_stream, method) {
-        (true, &Method::GET) => Pace::Events(mcp.stream_idle),
-        (true, _) => Pace::Events(mcp.answer_timeout),
+    // The streams that carry a session's notifications may stay quiet for
+    // long: the GET stream (up to protocol 2025-11-25) and the answer to
+    // `subscriptions/listen` (2026-07-28, which names its method in a header).
+    let long_lived =
+        method == Method::GET || headers.get("mcp-method").is_some_and(|m| m.as_bytes() == b"subscriptions/listen");
+    let pace = match (is_stream, long_lived) {
+        (true, true) => Pace::Events(mcp.stream_idle),
+        (true, false) => Pace::Events(mcp.answer_timeout),
         (false, _) => Pace::Body(mcp.answer_timeout),
     };
     if is_stream {
