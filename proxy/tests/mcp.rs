@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
-use support::{client, free_port, FakeUpstream, Proxy, Reply};
+use support::{client, error_of, free_port, FakeUpstream, Proxy, Reply};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
@@ -48,12 +48,6 @@ fn post(proxy: &Proxy, path: &str) -> reqwest::RequestBuilder {
     to_relay(proxy, reqwest::Method::POST, path)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-}
-
-async fn error_of(response: reqwest::Response) -> (u16, String) {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    (status, body["error"]["type"].as_str().unwrap_or_default().to_owned())
 }
 
 #[tokio::test]

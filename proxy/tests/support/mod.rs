@@ -338,6 +338,13 @@ pub fn with_upstream(up: &FakeUpstream, extra: &[(&str, String)]) -> Proxy {
     Proxy::start(&env)
 }
 
+/// The status and the `error.type` of an error answer.
+pub async fn error_of(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.unwrap_or(serde_json::Value::Null);
+    (status, body["error"]["type"].as_str().unwrap_or_default().to_owned())
+}
+
 pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
