@@ -139,6 +139,36 @@ async fn the_transport_headers_cross_both_ways_and_nothing_else() {
     }
 }
 
+#[tokio::test]
+async fn an_app_on_another_allowed_origin_can_use_the_relay() {
+    let up = FakeUpstream::start();
+    let app = "http://app.example:5173";
+    let proxy = relay_to(&up, &[("ATELIER_ALLOWED_ORIGINS", app.into())]);
+    for method in ["POST", "GET", "DELETE"] {
+        let preflight = client()
+            .request(reqwest::Method::OPTIONS, proxy.url("/api/mcp/notes"))
+            .header("origin", app)
+            .header("access-control-request-method", method)
+            .header(
+                "access-control-request-headers",
+                "authorization, content-type, mcp-session-id, mcp-protocol-version, mcp-param-region, last-event-id",
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(preflight.status(), 200, "{method}");
+        let allowed = |name: &str| preflight.headers()[name].to_str().unwrap().to_ascii_lowercase();
+        assert!(allowed("access-control-allow-methods").contains(&method.to_ascii_lowercase()), "{method}");
+        assert!(allowed("access-control-allow-headers").contains("mcp-param-region"));
+    }
+    up.push(Reply::Json(200, json!({"jsonrpc": "2.0", "id": 1, "result": {}}), vec![("mcp-session-id", "session-9")]));
+    let response = post(&proxy, "/api/mcp/notes").header("origin", app).json(&initialize()).send().await.unwrap();
+    let exposed = response.headers()["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+    assert!(exposed.contains("mcp-session-id") && exposed.contains("mcp-protocol-version"), "{exposed}");
+    assert_eq!(response.headers()["mcp-session-id"], "session-9");
+    assert!(up.seen()[0].headers.get("origin").is_none());
+}
+
 /// Sends `raw` as it is (no client normalises its path) and returns the status.
 async fn raw_status(proxy: &Proxy, raw: &str) -> u16 {
     let mut socket = tokio::net::TcpStream::connect(proxy.addr).await.unwrap();
