@@ -276,9 +276,12 @@ fn clip(text: &str, max: usize) -> String {
     format!("{head} […{} more chars]", count - max)
 }
 
+/// Whether `field` of a call of `tool` carries bulk text (the tool's declaration).
+pub type Bulk<'a> = &'a dyn Fn(&str, &str) -> bool;
+
 /// The part to summarise as the sub-model reads it: one line per message,
 /// tool calls as `name(arguments)` with bulk fields summarised, results cut.
-pub fn transcript(messages: &[Message], caps: Caps) -> String {
+pub fn transcript(messages: &[Message], caps: Caps, bulk: Bulk<'_>) -> String {
     let mut names = std::collections::HashMap::new();
     let mut out = String::new();
     for message in messages {
@@ -291,11 +294,11 @@ pub fn transcript(messages: &[Message], caps: Caps) -> String {
                 }
                 for call in tool_calls {
                     names.insert(call.id.clone(), call.function.name.clone());
+                    let name = call.function.name.as_str();
                     out.push_str(&format!(
-                        "[call {}] {}({})\n",
+                        "[call {}] {name}({})\n",
                         call.id,
-                        call.function.name,
-                        summarize_arguments(&call.function.arguments)
+                        summarize_arguments(&call.function.arguments, &|field| bulk(name, field))
                     ));
                 }
             }
@@ -411,13 +414,13 @@ pub const MAX_SUMMARY_TOKENS: u32 = 2048;
 /// The sub-model's request text: the summary so far (if any) and the part
 /// to summarise, its messages cut until the request fits `budget` tokens.
 /// `None` when even the tightest cut does not fit.
-pub fn compressor_input(previous: Option<&Summary>, part: &[Message], budget: usize) -> Option<String> {
+pub fn compressor_input(previous: Option<&Summary>, part: &[Message], budget: usize, bulk: Bulk<'_>) -> Option<String> {
     let previous = previous
         .map(|s| format!("Summary so far:\n{}\n\n", crate::json::to_text(s).unwrap_or_default()))
         .unwrap_or_default();
     let mut caps = Caps { tool_result: 1500, other: 4000 };
     loop {
-        let text = format!("{previous}Conversation to summarise:\n{}", transcript(part, caps));
+        let text = format!("{previous}Conversation to summarise:\n{}", transcript(part, caps, bulk));
         if estimate_tokens(&text) + estimate_tokens(PROMPT) + estimate_tokens(SCHEMA) <= budget {
             return Some(text);
         }
@@ -541,10 +544,11 @@ mod tests {
                 *content = "word ".repeat(3000);
             }
         }
-        let roomy = compressor_input(None, &part, 100_000).unwrap();
-        let tight = compressor_input(None, &part, 6_000).unwrap();
+        let none = &|_: &str, _: &str| false;
+        let roomy = compressor_input(None, &part, 100_000, none).unwrap();
+        let tight = compressor_input(None, &part, 6_000, none).unwrap();
         assert!(tight.len() < roomy.len());
         assert!(estimate_tokens(&tight) <= 6_000);
-        assert!(compressor_input(None, &part, 500).is_none());
+        assert!(compressor_input(None, &part, 500, none).is_none());
     }
 }

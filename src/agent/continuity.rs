@@ -15,8 +15,9 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::AgentEnv;
+use super::env::AgentEnv;
 use crate::cancel::CancelToken;
+use crate::context::budget::{files_message, fit, File, Form};
 use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
 use crate::store::{SessionArtifact, StoreError};
 
@@ -183,26 +184,26 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
 /// largest as snippets, then the oldest as one line).
 pub async fn read_for_writer(env: &AgentEnv, project_id: &str, budget: usize) -> Option<String> {
     let existing = env.db.artifacts(&session_of(project_id)).await.ok()?;
-    let mut items: Vec<super::delegate::Resolved> = NOTES
+    let mut items: Vec<File> = NOTES
         .iter()
         .filter_map(|title| existing.iter().find(|a| a.title == *title && !a.content.trim().is_empty()))
-        .map(|a| super::delegate::Resolved {
+        .map(|a| File {
             key: format!("artifact:{}", a.id),
             title: a.title.clone(),
             purpose: "keep names, terms and motifs consistent".into(),
             text: a.content.clone(),
             at: a.created_at,
             optional: false,
-            form: super::delegate::Form::Whole,
+            form: Form::Whole,
         })
         .collect();
     if items.is_empty() {
         return None;
     }
-    super::delegate::fit(&mut items, budget, 0).ok()?;
+    fit(&mut items, budget, 0).ok()?;
     Some(format!(
         "## Continuity notes of this project (append-only; keep to them)\n{}",
-        super::delegate::files_message(&items).trim_start_matches("## Files\n")
+        files_message(&items).trim_start_matches("## Files\n")
     ))
 }
 

@@ -143,7 +143,7 @@ impl<S: GraphState> CompiledGraph<S> {
     /// (the latest checkpoint's, or the default state for a new thread).
     pub async fn invoke(&self, input: S::Update, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
         let latest = match config.checkpointer {
-            Some(cp) => cp.latest(config.thread_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?,
+            Some(cp) => cp.latest(config.thread_id).await?,
             None => None,
         };
         let (mut state, position) = match latest {
@@ -161,8 +161,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let cp = config.checkpointer.ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let latest = cp
             .latest(config.thread_id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let next = latest.next.as_deref().ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let index = self.index_of(next).ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
@@ -193,7 +192,7 @@ impl<S: GraphState> CompiledGraph<S> {
             interrupt,
             created_at: platform::now_ms(),
         };
-        cp.put(checkpoint).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        cp.put(checkpoint).await?;
         position.step += 1;
         Ok(Some(id))
     }
@@ -209,7 +208,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let outcome = self.drive_steps(state, next, position, resume, config).await;
         // Whatever the outcome, the run's checkpoints are durable before it returns.
         let flushed = match config.checkpointer {
-            Some(cp) => cp.flush().await.map_err(|e| GraphError::Checkpoint(e.to_string())),
+            Some(cp) => cp.flush().await,
             None => Ok(()),
         };
         let outcome = outcome?;
@@ -291,15 +290,14 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// The thread's checkpoints, newest first.
     pub async fn history(&self, checkpointer: &dyn Checkpointer<S>, thread: &str) -> Result<Vec<Checkpoint<S>>> {
-        checkpointer.history(thread).await.map_err(|e| GraphError::Checkpoint(e.to_string()))
+        Ok(checkpointer.history(thread).await?)
     }
 
     /// The state at one checkpoint.
     pub async fn state_at(&self, checkpointer: &dyn Checkpointer<S>, thread: &str, id: &str) -> Result<S> {
         checkpointer
             .get(thread, id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .map(|c| c.state)
             .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })
     }
@@ -315,8 +313,7 @@ impl<S: GraphState> CompiledGraph<S> {
     ) -> Result<Checkpoint<S>> {
         let source = checkpointer
             .get(thread, id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })?;
         let forked = Checkpoint {
             thread_id: into.to_owned(),
@@ -324,7 +321,7 @@ impl<S: GraphState> CompiledGraph<S> {
             created_at: platform::now_ms(),
             ..source
         };
-        checkpointer.put(forked.clone()).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        checkpointer.put(forked.clone()).await?;
         Ok(forked)
     }
 }

@@ -6,10 +6,16 @@ use std::rc::Rc;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{parse_args, string_arg, Subject, Tool, ToolContext, ToolError, ToolOutput, Touch};
-use crate::store::{ArtifactType, Origin, PlotItem};
+use super::{About, AnyTool, NoArgs, Subject, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets, Touch};
+use crate::error::ErrorCode;
+use crate::store::{ArtifactType, Db, Origin, PlotItem};
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
+/// A read of the person's project data, kept as a `project_data` artifact.
+const PROJECT_READ: About = About { persists: Some(ArtifactType::ProjectData), ..About::READ };
+/// A change of the plot (writing only).
+const PLOT_WRITE: About = About { group: ToolGroup::Plot, toolsets: Toolsets::WRITING, ..About::WRITE };
+
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![
         Rc::new(ListProjects),
         Rc::new(GetProject),
@@ -23,19 +29,39 @@ pub fn tools() -> Vec<Rc<dyn Tool>> {
 }
 
 #[derive(Deserialize)]
-struct ProjectArgs {
+pub struct ProjectArgs {
     #[serde(alias = "id")]
     project_id: String,
 }
 
 #[derive(Deserialize)]
-struct SectionArgs {
+pub struct SectionArgs {
     #[serde(alias = "id", alias = "chapter_id")]
     section_id: String,
 }
 
+/// What `get_outline` returns: a project's chapters and sections (ids,
+/// titles, lengths) and its plot tree, as JSON text (delegates read it too).
+pub(crate) async fn outline(db: &Db, project_id: &str) -> Result<(String, String), ToolError> {
+    let p = db.project(project_id).await?;
+    let sections: Vec<Value> = db
+        .sections(&p.id)
+        .await?
+        .into_iter()
+        .map(|s| json!({ "id": s.id, "parentId": s.parent_id, "title": s.title, "characters": s.content.chars().count() }))
+        .collect();
+    let plot: Vec<Value> = db
+        .plot(&p.id)
+        .await?
+        .into_iter()
+        .map(|i| json!({ "id": i.id, "parentId": i.parent_id, "title": i.title, "summary": i.summary, "order": i.order }))
+        .collect();
+    let text = ToolOutput::json(&json!({ "project": p.title, "manuscript": sections, "plot": plot })).content;
+    Ok((text, p.title))
+}
+
 /// "Chapter 3: Title" for top-level sections, "Section: Title" otherwise.
-async fn section_label(ctx: &ToolContext, project_id: &str, id: &str, title: &str) -> String {
+async fn section_label(ctx: &ToolContext<'_>, project_id: &str, id: &str, title: &str) -> String {
     let sections = ctx.db.sections(project_id).await.unwrap_or_default();
     match sections.iter().filter(|s| s.parent_id.is_none()).position(|s| s.id == id) {
         Some(i) => format!("Chapter {}: {title}", i + 1),
@@ -49,9 +75,8 @@ tool! {
         name: "list_projects",
         description: "List the person's writing projects (id, title, description). Use it to find a project id.",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: Some(ArtifactType::ProjectData),
+        about: PROJECT_READ,
+        args: NoArgs,
         call: |_args, ctx| {
             let projects: Vec<Value> = ctx.db.projects().await?.into_iter()
                 .map(|p| json!({ "id": p.id, "title": p.title, "description": p.description }))
@@ -67,12 +92,10 @@ tool! {
         name: "get_project",
         description: "Get a project's title, description and the size of its manuscript and plot.",
         parameters: crate::tools::one_string("project_id"),
-        read_only: true,
-        approval: false,
-        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Project(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: ProjectArgs = parse_args("get_project", args)?;
+        about: PROJECT_READ,
+        args: ProjectArgs,
+        touches: |a| Some(Touch::Reads(Subject::Project(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
             let p = ctx.db.project(&a.project_id).await?;
             let sections = ctx.db.sections(&p.id).await?;
             let plot = ctx.db.plot(&p.id).await?;
@@ -92,21 +115,12 @@ tool! {
         name: "get_outline",
         description: "Get a project's outline: chapters and sections (ids, titles, lengths) and the plot tree. Use the ids with get_manuscript and the plot tools.",
         parameters: crate::tools::one_string("project_id"),
-        read_only: true,
-        approval: false,
-        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Outline(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: ProjectArgs = parse_args("get_outline", args)?;
-            let p = ctx.db.project(&a.project_id).await?;
-            let sections: Vec<Value> = ctx.db.sections(&p.id).await?.into_iter()
-                .map(|s| json!({ "id": s.id, "parentId": s.parent_id, "title": s.title, "characters": s.content.chars().count() }))
-                .collect();
-            let plot: Vec<Value> = ctx.db.plot(&p.id).await?.into_iter()
-                .map(|i| json!({ "id": i.id, "parentId": i.parent_id, "title": i.title, "summary": i.summary, "order": i.order }))
-                .collect();
-            Ok(ToolOutput::json(&json!({ "project": p.title, "manuscript": sections, "plot": plot }))
-                .titled(format!("Outline: {}", p.title)))
+        about: PROJECT_READ,
+        args: ProjectArgs,
+        touches: |a| Some(Touch::Reads(Subject::Outline(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
+            let (text, title) = outline(&ctx.db, &a.project_id).await?;
+            Ok(ToolOutput::text(text).titled(format!("Outline: {title}")))
         }
     }
 }
@@ -117,13 +131,10 @@ tool! {
         name: "get_manuscript",
         description: "Get the exact raw text of a chapter or section (copy from it verbatim when editing).",
         parameters: crate::tools::one_string("section_id"),
-        read_only: true,
-        approval: false,
-        heavy: true,
-        touches: |a| string_arg(a, &["section_id", "id", "chapter_id"]).map(|id| Touch::Reads(Subject::Section(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: SectionArgs = parse_args("get_manuscript", args)?;
+        about: About { heavy: true, ..PROJECT_READ },
+        args: SectionArgs,
+        touches: |a| Some(Touch::Reads(Subject::Section(a.section_id.trim().to_owned()))),
+        call: |a, ctx| {
             let s = ctx.db.section(&a.section_id).await?;
             let label = section_label(ctx, &s.project_id, &s.id, &s.title).await;
             Ok(ToolOutput::text(s.content).titled(label))
@@ -132,7 +143,7 @@ tool! {
 }
 
 #[derive(Deserialize)]
-struct AddPlotArgs {
+pub struct AddPlotArgs {
     project_id: String,
     title: String,
     #[serde(default)]
@@ -158,18 +169,24 @@ tool! {
                 "required": ["project_id", "title"]
             }"#,
         ),
-        read_only: false,
-        approval: false,
-        group: super::ToolGroup::Plot,
-        touches: |a| Some(Touch::Writes(string_arg(a, &["project_id"]).map_or(Subject::AnyOutline, Subject::Outline))),
-        persists: None,
-        call: |args, ctx| {
-            let a: AddPlotArgs = parse_args("add_plot_item", args)?;
+        about: PLOT_WRITE,
+        args: AddPlotArgs,
+        touches: |a| Some(Touch::Writes(Subject::Outline(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
             ctx.db.project(&a.project_id).await?;
             let siblings = ctx.db.plot(&a.project_id).await?;
             let order = siblings.iter().filter(|i| i.parent_id == a.parent_id).map(|i| i.order).fold(0.0, f64::max) + 1.0;
             let now = crate::platform::now_ms();
-            let item = PlotItem { id: crate::platform::random_id(), project_id: a.project_id, parent_id: a.parent_id, title: a.title, summary: a.summary, order, created_at: now, updated_at: now };
+            let item = PlotItem {
+                id: crate::platform::random_id(),
+                project_id: a.project_id.clone(),
+                parent_id: a.parent_id.clone(),
+                title: a.title.clone(),
+                summary: a.summary.clone(),
+                order,
+                created_at: now,
+                updated_at: now,
+            };
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "add_plot_item").await?;
             Ok(ToolOutput::text(format!("Added plot item {} ({}).", item.id, item.title)))
         }
@@ -177,7 +194,7 @@ tool! {
 }
 
 #[derive(Deserialize)]
-struct UpdatePlotArgs {
+pub struct UpdatePlotArgs {
     #[serde(alias = "id")]
     item_id: String,
     #[serde(default)]
@@ -202,16 +219,13 @@ tool! {
                 "required": ["item_id"]
             }"#,
         ),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: UpdatePlotArgs,
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            let a: UpdatePlotArgs = parse_args("update_plot_item", args)?;
+        call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
-            if let Some(t) = a.title { item.title = t; }
-            if let Some(s) = a.summary { item.summary = s; }
+            if let Some(t) = &a.title { item.title = t.clone(); }
+            if let Some(s) = &a.summary { item.summary = s.clone(); }
             item.updated_at = crate::platform::now_ms();
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "update_plot_item").await?;
             Ok(ToolOutput::text(format!("Updated plot item {}.", item.title)))
@@ -220,7 +234,7 @@ tool! {
 }
 
 #[derive(Deserialize)]
-struct MovePlotArgs {
+pub struct MovePlotArgs {
     #[serde(alias = "id")]
     item_id: String,
     #[serde(default)]
@@ -244,21 +258,18 @@ tool! {
                 "required": ["item_id", "order"]
             }"#,
         ),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: MovePlotArgs,
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            let a: MovePlotArgs = parse_args("move_plot_item", args)?;
+        call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
             if let Some(parent) = &a.parent_id {
                 if parent == &item.id {
-                    return Err(ToolError::failed("invalid_move", "an item cannot be its own parent"));
+                    return Err(ToolError::failed(ErrorCode::InvalidArgument, "an item cannot be its own parent"));
                 }
                 ctx.db.plot_item(parent).await?;
             }
-            item.parent_id = a.parent_id;
+            item.parent_id = a.parent_id.clone();
             item.order = a.order;
             item.updated_at = crate::platform::now_ms();
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "move_plot_item").await?;
@@ -267,21 +278,22 @@ tool! {
     }
 }
 
+#[derive(Deserialize)]
+pub struct ItemArgs {
+    #[serde(alias = "id")]
+    item_id: String,
+}
+
 tool! {
     /// Deletes a plot item and its children.
     DeletePlotItem {
         name: "delete_plot_item",
         description: "Delete a plot item and everything under it.",
         parameters: crate::tools::one_string("item_id"),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: ItemArgs,
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            #[derive(Deserialize)]
-            struct A { #[serde(alias = "id")] item_id: String }
-            let a: A = parse_args("delete_plot_item", args)?;
+        call: |a, ctx| {
             let item = ctx.db.plot_item(&a.item_id).await?;
             ctx.db.delete_plot_item(&item.id, Some(Origin::Agent)).await?;
             Ok(ToolOutput::text(format!("Deleted plot item {}.", item.title)))

@@ -5,15 +5,15 @@
 use std::rc::Rc;
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{parse_args, Tool, ToolError, ToolOutput};
+use super::{About, AnyTool, NoArgs, Tool, ToolContext, ToolError, ToolOutput};
 use crate::context::untrusted::defuse_fences;
 use crate::platform;
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
-    let mut tools: Vec<Rc<dyn Tool>> = vec![Rc::new(CurrentTime)];
-    tools.extend(NARRATIONS.map(|n| Rc::new(n) as Rc<dyn Tool>));
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
+    let mut tools: Vec<Rc<dyn AnyTool>> = vec![Rc::new(CurrentTime)];
+    tools.extend(NARRATIONS.map(|n| Rc::new(n) as Rc<dyn AnyTool>));
     tools.insert(3, Rc::new(PlanTask));
     tools
 }
@@ -76,9 +76,8 @@ tool! {
         name: "current_time",
         description: "Get the current date and time (ISO 8601 and the person's local time).",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: None,
+        about: About::READ,
+        args: NoArgs,
         call: |_args, _ctx| {
             let (iso, local) = describe_time(platform::now_ms(), platform::timezone_offset_minutes());
             Ok(ToolOutput::json(&json!({ "iso": iso, "local": local })))
@@ -96,6 +95,33 @@ struct Narration {
     aliases: &'static [&'static str],
     block: Option<&'static str>,
     reply: &'static str,
+}
+
+/// The text of a narration under any of the names models use for it.
+#[derive(Deserialize, Default)]
+pub struct Said {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    thought: Option<String>,
+    #[serde(default)]
+    answer: Option<String>,
+}
+
+impl Said {
+    fn get(&self, field: &str) -> Option<&str> {
+        match field {
+            "message" => self.message.as_deref(),
+            "text" => self.text.as_deref(),
+            "content" => self.content.as_deref(),
+            "thought" => self.thought.as_deref(),
+            _ => self.answer.as_deref(),
+        }
+    }
 }
 
 const NARRATIONS: [Narration; 3] = [
@@ -127,54 +153,56 @@ const NARRATIONS: [Narration; 3] = [
 ];
 
 impl Narration {
-    fn text<'a>(&self, args: &'a Value) -> Option<&'a str> {
-        std::iter::once(&self.field).chain(self.aliases).find_map(|k| args.get(*k)?.as_str())
+    fn text<'a>(&self, said: &'a Said) -> Option<&'a str> {
+        std::iter::once(&self.field).chain(self.aliases).find_map(|k| said.get(k))
     }
 }
 
 #[async_trait::async_trait(?Send)]
 impl Tool for Narration {
-    fn name(&self) -> &'static str {
+    type Args = Said;
+    fn name(&self) -> &str {
         self.name
     }
     fn spec(&self) -> crate::llm::ToolSpec {
         crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.field))
     }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-        None
-    }
     /// The narration without a block is the answer itself (`respond`).
-    fn delivers_answer(&self) -> bool {
-        self.block.is_none()
+    fn about(&self) -> About {
+        About { answers: self.block.is_none(), bulk: &["answer", "content", "text"], ..About::READ }
     }
-    fn render(&self, args: &Value) -> Option<String> {
-        let text = defuse_fences(self.text(args).unwrap_or_default());
+    fn check(&self, said: &Said) -> Result<(), String> {
+        match self.text(said) {
+            Some(_) => Ok(()),
+            None => Err(format!("missing field `{}` (a string)", self.field)),
+        }
+    }
+    fn render(&self, said: &Said) -> Option<String> {
+        let text = defuse_fences(self.text(said).unwrap_or_default());
         Some(match self.block {
             Some("tool") => format!("\n```tool\n{}: {text}\n```\n", self.name),
             Some(block) => format!("\n```{block}\n{text}\n```\n"),
             None => format!("\n{text}\n"),
         })
     }
-    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
-        match self.text(args) {
-            Some(_) => Ok(ToolOutput::text(self.reply)),
-            None => Err(ToolError::InvalidArguments {
-                tool: self.name.to_owned(),
-                message: format!("missing field `{}` (a string)", self.field),
-            }),
-        }
+    async fn call(&self, _said: &Said, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(self.reply))
     }
 }
 
 /// A plan of steps, shown as a card.
 struct PlanTask;
 
+#[derive(Deserialize)]
+pub struct PlanArgs {
+    goal: String,
+    steps: Vec<String>,
+}
+
 #[async_trait::async_trait(?Send)]
 impl Tool for PlanTask {
-    fn name(&self) -> &'static str {
+    type Args = PlanArgs;
+    fn name(&self) -> &str {
         "plan_task"
     }
     fn spec(&self) -> crate::llm::ToolSpec {
@@ -193,32 +221,17 @@ impl Tool for PlanTask {
             ),
         )
     }
-    fn read_only(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About::READ
     }
-    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-        None
-    }
-    fn render(&self, args: &Value) -> Option<String> {
-        let goal = defuse_fences(args.get("goal").and_then(Value::as_str).unwrap_or_default());
-        let steps: Vec<String> = args
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s.as_str().unwrap_or_default())))
-            .collect();
+    fn render(&self, plan: &PlanArgs) -> Option<String> {
+        let goal = defuse_fences(&plan.goal);
+        let steps: Vec<String> =
+            plan.steps.iter().enumerate().map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s))).collect();
         Some(format!("\n```plan\n{goal}\n{}\n```\n", steps.join("\n")))
     }
-    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
-        #[derive(Deserialize)]
-        struct A {
-            goal: String,
-            steps: Vec<String>,
-        }
-        let a: A = parse_args("plan_task", args)?;
-        Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", a.goal, a.steps.len())))
+    async fn call(&self, plan: &PlanArgs, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", plan.goal, plan.steps.len())))
     }
 }
 

@@ -1,0 +1,136 @@
+//! A `delegate` call's arguments and the tool's spec.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::llm::ToolSpec;
+
+/// The tool's name.
+pub const NAME: &str = "delegate";
+
+/// What kind of child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Reads only; reports what it found.
+    #[default]
+    Explore,
+    /// May also write the artifacts of its write set.
+    Write,
+}
+
+/// One item of the read set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReadItem {
+    #[serde(default)]
+    pub artifact: Option<String>,
+    #[serde(default)]
+    pub section: Option<String>,
+    /// A project id: its outline.
+    #[serde(default)]
+    pub outline: Option<String>,
+    /// A project id: its continuity notes (summaries, glossary, motifs,
+    /// cross references).
+    #[serde(default)]
+    pub continuity: Option<String>,
+    #[serde(default)]
+    pub purpose: String,
+    /// May be dropped when the budget is short.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+impl ReadItem {
+    /// The key of the file it names (`artifact:<id>`, `section:<id>`,
+    /// `outline:<project>`), if it names one file.
+    pub fn key(&self) -> Option<String> {
+        self.artifact
+            .as_ref()
+            .map(|id| format!("artifact:{id}"))
+            .or_else(|| self.section.as_ref().map(|id| format!("section:{id}")))
+            .or_else(|| self.outline.as_ref().map(|id| format!("outline:{id}")))
+    }
+}
+
+/// One target of the write set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct WriteItem {
+    /// An artifact id (overwrite it) or a title (create an artifact).
+    pub target: String,
+    #[serde(default)]
+    pub purpose: String,
+}
+
+/// The call's arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DelegateArgs {
+    pub task: String,
+    #[serde(default)]
+    pub kind: Kind,
+    #[serde(default)]
+    pub reads: Vec<ReadItem>,
+    #[serde(default)]
+    pub writes: Vec<WriteItem>,
+    /// The child's token budget (capped by the window less the answer's room).
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+impl DelegateArgs {
+    /// Whether the write set overwrites an artifact (an id target).
+    pub fn overwrites(&self) -> bool {
+        self.writes.iter().any(|w| is_id(&w.target))
+    }
+}
+
+/// Whether `target` names an artifact by id (an overwrite) rather than by
+/// title (a new artifact).
+pub fn is_id(target: &str) -> bool {
+    let t = target.trim();
+    t.len() == 36
+        && t.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
+}
+
+/// The tool's spec.
+pub fn spec() -> ToolSpec {
+    let item = crate::tools::schema(
+        r#"{
+            "type": "object",
+            "properties": {
+                "artifact": {"type": "string", "description": "An artifact id."},
+                "section": {"type": "string", "description": "A chapter/section id."},
+                "outline": {"type": "string", "description": "A project id: its outline."},
+                "continuity": {"type": "string", "description": "A project id: its continuity notes."},
+                "purpose": {"type": "string", "description": "Why the child reads it."},
+                "optional": {"type": "boolean", "description": "May be left out when the budget is short."}
+            }
+        }"#,
+    );
+    ToolSpec::function(
+        NAME,
+        "Hand a self-contained task to a helper that works in its own conversation on exactly the files you list \
+         (reads) and may write only the artifacts you list (writes: an artifact id to overwrite, or a title to create). \
+         kind \"explore\" only reads and reports; \"write\" also writes its outputs (never the manuscript: propose \
+         chapter changes with edit_manuscript yourself). You get the written artifact ids and a short summary.",
+        json!({ "type": "object", "properties": {
+            "task": { "type": "string" },
+            "kind": { "type": "string", "enum": ["explore", "write"] },
+            "reads": { "type": "array", "items": item },
+            "writes": { "type": "array", "items": { "type": "object", "properties": {
+                "target": { "type": "string" }, "purpose": { "type": "string" } }, "required": ["target"] } },
+            "budget": { "type": "integer", "description": "Token budget of the helper's requests." } },
+            "required": ["task"] }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_overwrite_and_titles_create() {
+        assert!(is_id("0f8fad5b-d9cb-469f-a165-70867728950e"));
+        assert!(!is_id("Glossary"));
+        assert!(!is_id("0f8fad5b-d9cb-469f-a165-70867728950"));
+    }
+}
