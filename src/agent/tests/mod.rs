@@ -1186,3 +1186,4 @@ mod continuity;
 mod delegate;
 mod facts;
 mod long_session;
+mod records;
