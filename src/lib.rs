@@ -32,6 +32,8 @@ pub mod testing {
 }
 
 #[cfg(test)]
+mod boundary;
+#[cfg(test)]
 mod error_codes;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

@@ -14,7 +14,7 @@ pub struct Call {
     /// The receipt key (unique in the session).
     pub key: String,
     /// The call bound to its tool, or the error the model gets instead.
-    pub bound: Result<Box<dyn Bound>, ToolError>,
+    pub bound: Result<Bound, ToolError>,
 }
 
 impl Call {
@@ -23,8 +23,8 @@ impl Call {
     }
 
     /// The bound call, if its arguments parsed.
-    pub fn ok(&self) -> Option<&dyn Bound> {
-        self.bound.as_deref().ok()
+    pub fn ok(&self) -> Option<&Bound> {
+        self.bound.as_ref().ok()
     }
 
     /// A record of this call ending as `outcome`, with what it touched.

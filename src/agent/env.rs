@@ -28,7 +28,7 @@ impl AgentEnv {
     /// Whether this call asks the person first: whenever the tool it writes
     /// through would (`Tool::approval_as`), else the settings' per-tool
     /// choice, else the tool's default for these arguments.
-    pub fn needs_approval(&self, call: &dyn Bound) -> bool {
+    pub fn needs_approval(&self, call: &Bound) -> bool {
         if call.approval_as().is_some_and(|other| self.tool_asks(other)) {
             return true;
         }

@@ -40,7 +40,7 @@ pub fn receipt(session: &str, key: &str, outcome: ReceiptOutcome, text: &str, re
 /// `started` receipt holds).
 pub async fn execute(env: &AgentEnv, ctx: &Ctx<'_>, call: &Call, resume: Option<String>) -> Answer {
     let bound = match &call.bound {
-        Ok(bound) => bound.as_ref(),
+        Ok(bound) => bound,
         Err(e) => return call.failed(e),
     };
     let about = bound.tool().about();

@@ -8,27 +8,21 @@
 //! the messages), so the facts hold the same after a reload, a resume or a
 //! compression.
 
-use serde::Serialize;
-
 use crate::llm::Message;
 use crate::tools::{kept_note, CallRecord, Subject, Touch};
 
 /// One thing the session knows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fact {
     pub subject: Subject,
     pub tool: String,
     /// Index in the state's messages of the result.
-    #[serde(skip)]
     pub at: usize,
     /// The result the model was given (without the kept-artifact line).
-    #[serde(skip)]
     pub result: String,
     /// The artifact the result became, if kept.
     pub artifact: Option<String>,
     /// The artifact whose text the result carries besides (a read of it).
-    #[serde(skip)]
     pub shows: Option<String>,
 }
 
@@ -40,11 +34,10 @@ impl Fact {
 }
 
 /// What the session knows and what it changed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
     pub known: Vec<Fact>,
     /// Writes that succeeded, in order (approved edits included).
-    #[serde(skip)]
     pub writes: Vec<Write>,
 }
 

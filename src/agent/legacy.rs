@@ -1,17 +1,12 @@
 //! Sessions checkpointed before calls had typed records: the one reader of
-//! a tool result's words. When such a checkpoint loads (or such a receipt
-//! is replayed), each tool message gets the record its first words stood
+//! a tool result's words. When such a checkpoint loads (the agent's reads
+//! and the graph engine's, through `RunConfig::loaded`) or such a receipt
+//! is replayed, each tool message gets the record its first words stood
 //! for then, and every other part of the agent reads records only.
 
-use std::rc::Rc;
-
-use async_trait::async_trait;
-
 use super::call::{Answer, Call};
-use super::env::AgentEnv;
 use super::state::AgentState;
 use crate::error::ErrorCode;
-use crate::graph::{Checkpoint, CheckpointError, Checkpointer};
 use crate::llm::{Message, ToolCall};
 use crate::tools::{CallRecord, NotRun, Outcome, ToolRegistry};
 
@@ -94,39 +89,6 @@ pub fn backfill(state: &mut AgentState, tools: &ToolRegistry) {
             Message::User { content } if content.starts_with("Not finished yet:") => state.nudges.push(at),
             _ => {}
         }
-    }
-}
-
-/// The agent's checkpointer: the store's, with old checkpoints back-filled
-/// as they load.
-pub struct Backfilled {
-    pub inner: Rc<dyn Checkpointer<AgentState>>,
-    pub env: Rc<AgentEnv>,
-}
-
-impl Backfilled {
-    fn filled(&self, mut checkpoint: Checkpoint<AgentState>) -> Checkpoint<AgentState> {
-        backfill(&mut checkpoint.state, &self.env.tools);
-        checkpoint
-    }
-}
-
-#[async_trait(?Send)]
-impl Checkpointer<AgentState> for Backfilled {
-    async fn put(&self, checkpoint: Checkpoint<AgentState>) -> Result<(), CheckpointError> {
-        self.inner.put(checkpoint).await
-    }
-    async fn latest(&self, thread: &str) -> Result<Option<Checkpoint<AgentState>>, CheckpointError> {
-        Ok(self.inner.latest(thread).await?.map(|c| self.filled(c)))
-    }
-    async fn get(&self, thread: &str, id: &str) -> Result<Option<Checkpoint<AgentState>>, CheckpointError> {
-        Ok(self.inner.get(thread, id).await?.map(|c| self.filled(c)))
-    }
-    async fn history(&self, thread: &str) -> Result<Vec<Checkpoint<AgentState>>, CheckpointError> {
-        Ok(self.inner.history(thread).await?.into_iter().map(|c| self.filled(c)).collect())
-    }
-    async fn flush(&self) -> Result<(), CheckpointError> {
-        self.inner.flush().await
     }
 }
 

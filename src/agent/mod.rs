@@ -37,6 +37,7 @@ mod review;
 mod settings;
 mod state;
 mod strategy;
+mod structured;
 mod turn;
 mod wiring;
 
@@ -59,14 +60,13 @@ pub use turn::{RunResult, RunStatus, SendOptions};
 
 use crate::cancel::CancelToken;
 use crate::error::ErrorCode;
-use crate::graph::{Checkpointer, CompiledGraph};
+use crate::graph::{Checkpoint, Checkpointer, CompiledGraph};
 
 /// The assistant.
 pub struct Agent {
     env: Rc<AgentEnv>,
     graph: CompiledGraph<AgentState>,
-    /// The given checkpointer, old checkpoints back-filled as they load.
-    checkpointer: legacy::Backfilled,
+    checkpointer: Rc<dyn Checkpointer<AgentState>>,
 }
 
 /// Where a session's run stands.
@@ -90,12 +90,22 @@ impl Agent {
         env.tools.register(Rc::new(delegate::DelegateTool));
         let env = Rc::new(env);
         let graph = wiring::build(&env);
-        Agent { checkpointer: legacy::Backfilled { inner: checkpointer, env: env.clone() }, env, graph }
+        Agent { env, graph, checkpointer }
     }
 
     /// The shared environment (settings, database).
     pub fn env(&self) -> &Rc<AgentEnv> {
         &self.env
+    }
+
+    /// The session's latest checkpoint (a state written before call
+    /// records back-filled, see `legacy`).
+    async fn latest(&self, session_id: &str) -> Result<Option<Checkpoint<AgentState>>, AgentError> {
+        let mut latest = self.checkpointer.latest(session_id).await?;
+        if let Some(latest) = &mut latest {
+            legacy::backfill(&mut latest.state, &self.env.tools);
+        }
+        Ok(latest)
     }
 
     /// Node names of the graph.
@@ -153,7 +163,7 @@ impl Agent {
 
     /// [`Agent::run_state`] from the checkpoints alone.
     async fn stored_run_state(&self, session_id: &str) -> Result<RunState, AgentError> {
-        let Some(latest) = self.checkpointer.latest(session_id).await? else {
+        let Some(latest) = self.latest(session_id).await? else {
             return Ok(RunState::Idle);
         };
         let Some(next) = latest.next.clone() else {
@@ -192,6 +202,6 @@ impl Agent {
 
     /// The session's state (messages, call records, ...), if it has one.
     pub async fn state(&self, session_id: &str) -> Result<Option<AgentState>, AgentError> {
-        Ok(self.checkpointer.latest(session_id).await?.map(|c| c.state))
+        Ok(self.latest(session_id).await?.map(|c| c.state))
     }
 }

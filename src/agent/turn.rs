@@ -17,7 +17,7 @@ use super::strategy::Strategy;
 use super::{continuity, facts, Agent, RunState};
 use crate::cancel::CancelToken;
 use crate::error::ErrorCode;
-use crate::graph::{Checkpoint, Checkpointer, GraphEvent, RunConfig};
+use crate::graph::{Checkpoint, GraphEvent, RunConfig};
 use crate::llm::Message;
 use crate::store::Receipt;
 use crate::tools::{NotRun, Outcome};
@@ -85,13 +85,15 @@ impl Agent {
         session_id: &'a str,
         options: &SendOptions,
         listener: &'a dyn Fn(&GraphEvent<'_, AgentEvent>),
+        loaded: &'a dyn Fn(&mut AgentState),
     ) -> RunConfig<'a, AgentState> {
         RunConfig {
             thread_id: session_id,
             recursion_limit: self.env.settings.borrow().recursion_limit,
             cancel: options.cancel.clone(),
-            checkpointer: Some(&self.checkpointer),
+            checkpointer: Some(self.checkpointer.as_ref()),
             events: Some(listener),
+            loaded: Some(loaded),
         }
     }
 
@@ -129,7 +131,7 @@ impl Agent {
     /// per session at a time, across tabs: a second one fails with `busy`.
     pub async fn send(&self, session_id: &str, input: &str, options: SendOptions) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        let latest = self.checkpointer.latest(session_id).await?;
+        let latest = self.latest(session_id).await?;
         let mut answers = Answers::at(latest.as_ref().map_or(0, |l| l.state.messages.len()));
         if let Some(latest) = latest.as_ref().filter(|l| l.next.is_some()) {
             // An unfinished run (a review, a crash, an abort): a review
@@ -177,7 +179,8 @@ impl Agent {
                 events::relay(e, sink.as_ref());
             }
         };
-        let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener)).await?;
+        let loaded = |state: &mut AgentState| super::legacy::backfill(state, &self.env.tools);
+        let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener, &loaded)).await?;
         self.finished(session_id, Agent::result(outcome), &options).await
     }
 
@@ -202,7 +205,7 @@ impl Agent {
     /// Updates the continuity notes of every chapter an approved edit of
     /// the finished turn changed (a failure is a warning).
     async fn continuity_after(&self, session_id: &str, options: &SendOptions) {
-        let Ok(Some(latest)) = self.checkpointer.latest(session_id).await else { return };
+        let Ok(Some(latest)) = self.latest(session_id).await else { return };
         let state = &latest.state;
         let facts = facts::derive(&state.messages, &state.records);
         let mut sections: Vec<String> = Vec::new();
@@ -282,7 +285,8 @@ impl Agent {
                 events::relay(e, sink.as_ref());
             }
         };
-        let outcome = self.graph.resume(value, &self.config(session_id, &options, &listener)).await?;
+        let loaded = |state: &mut AgentState| super::legacy::backfill(state, &self.env.tools);
+        let outcome = self.graph.resume(value, &self.config(session_id, &options, &listener, &loaded)).await?;
         self.finished(session_id, Agent::result(outcome), &options).await
     }
 }

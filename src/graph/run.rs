@@ -47,12 +47,23 @@ pub struct RunConfig<'a, S: GraphState> {
     pub cancel: CancelToken,
     pub checkpointer: Option<&'a dyn Checkpointer<S>>,
     pub events: Option<Listener<'a, S::Event>>,
+    /// Called on every state loaded from a checkpoint before the run goes
+    /// on (an application brings states written by its older versions up
+    /// to date here).
+    pub loaded: Option<&'a dyn Fn(&mut S)>,
 }
 
 impl<'a, S: GraphState> RunConfig<'a, S> {
     /// A run of `thread_id` with the defaults (no checkpointer, no events).
     pub fn new(thread_id: &'a str) -> RunConfig<'a, S> {
-        RunConfig { thread_id, recursion_limit: 25, cancel: CancelToken::new(), checkpointer: None, events: None }
+        RunConfig {
+            thread_id,
+            recursion_limit: 25,
+            cancel: CancelToken::new(),
+            checkpointer: None,
+            events: None,
+            loaded: None,
+        }
     }
 }
 
@@ -147,7 +158,12 @@ impl<S: GraphState> CompiledGraph<S> {
             None => None,
         };
         let (mut state, position) = match latest {
-            Some(c) => (c.state, Position { step: c.step + 1, parent: Some(c.id) }),
+            Some(mut c) => {
+                if let Some(loaded) = config.loaded {
+                    loaded(&mut c.state);
+                }
+                (c.state, Position { step: c.step + 1, parent: Some(c.id) })
+            }
             None => (S::default(), Position { step: 0, parent: None }),
         };
         state.apply(input);
@@ -159,10 +175,13 @@ impl<S: GraphState> CompiledGraph<S> {
     /// node it stopped at; `value` answers a pending interrupt.
     pub async fn resume(&self, value: Option<Value>, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
         let cp = config.checkpointer.ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
-        let latest = cp
+        let mut latest = cp
             .latest(config.thread_id)
             .await?
             .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
+        if let Some(loaded) = config.loaded {
+            loaded(&mut latest.state);
+        }
         let next = latest.next.as_deref().ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let index = self.index_of(next).ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let position = Position { step: latest.step + 1, parent: Some(latest.id) };

@@ -3,7 +3,6 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::json;
 
 use super::{About, AnyTool, NoArgs, Subject, ToolOutput, Touch};
@@ -13,18 +12,16 @@ pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![Rc::new(CreateArtifact), Rc::new(GetArtifact), Rc::new(ListArtifacts), Rc::new(DeleteArtifact)]
 }
 
-/// An artifact by id, id prefix or title.
-#[derive(Deserialize)]
+/// An artifact by id, id prefix or title (`id`, or `artifact_id`, `title`).
 pub struct RefArgs {
-    #[serde(alias = "artifact_id", alias = "title")]
     id: String,
 }
 
-#[derive(Deserialize)]
+const REF: &[&str] = &["id", "artifact_id", "title"];
+
 pub struct CreateArgs {
     title: String,
     content: String,
-    #[serde(default)]
     lifecycle: Lifecycle,
 }
 
@@ -46,7 +43,13 @@ tool! {
         ),
         about: About { bulk: &["content"], ..About::WRITE },
         args: CreateArgs,
-        check: |a| if a.title.trim().is_empty() { Err("`title` is empty".into()) } else { Ok(()) },
+        parse: |f| {
+            let title = f.text(&["title"])?;
+            if title.trim().is_empty() {
+                return Err(f.invalid("`title` is empty"));
+            }
+            Ok(CreateArgs { title, content: f.text(&["content"])?, lifecycle: f.value("lifecycle")?.unwrap_or_default() })
+        },
         call: |a, ctx| {
             let created = ctx.db.create_artifact(&ctx.session_id, ArtifactType::Text, a.title.trim(), &a.content, a.lifecycle, Origin::Agent).await?;
             Ok(ToolOutput::text(format!("Created artifact {} ({}).", created.id, created.title)).about_artifact(created.id))
@@ -62,6 +65,7 @@ tool! {
         parameters: crate::tools::one_string("id"),
         about: About { heavy: true, ..About::READ },
         args: RefArgs,
+        parse: |f| Ok(RefArgs { id: f.text(REF)? }),
         touches: |a| Some(Touch::Reads(Subject::Artifact(a.id.trim().to_owned()))),
         call: |a, ctx| {
             let art = ctx.db.resolve_artifact(&ctx.session_id, &a.id).await?;
@@ -78,6 +82,7 @@ tool! {
         parameters: crate::tools::no_arguments(),
         about: About::READ,
         args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let list: Vec<_> = ctx.db.artifacts(&ctx.session_id).await?.into_iter()
                 .map(|a| json!({ "id": a.id, "title": a.title, "type": a.kind, "isActive": a.is_active, "characters": a.content.chars().count(), "lifecycle": a.lifecycle }))
@@ -95,6 +100,7 @@ tool! {
         parameters: crate::tools::one_string("id"),
         about: About { approval: true, ..About::WRITE },
         args: RefArgs,
+        parse: |f| Ok(RefArgs { id: f.text(REF)? }),
         touches: |a| Some(Touch::Writes(Subject::Artifact(a.id.trim().to_owned()))),
         call: |a, ctx| {
             let gone = ctx.db.agent_delete_artifact(&ctx.session_id, &a.id).await?;

@@ -62,17 +62,12 @@ pub struct EditPlan {
 }
 
 /// The arguments of the four edit tools.
-#[derive(Deserialize)]
 pub struct EditArgs {
-    #[serde(alias = "section_id", alias = "artifact_id", alias = "target")]
+    /// `id`, or `section_id`, `artifact_id`, `target`.
     id: String,
-    #[serde(default)]
     edits: Option<Vec<Edit>>,
-    #[serde(default)]
     search_replace: Option<String>,
-    #[serde(default)]
     instruction: Option<String>,
-    #[serde(default)]
     content: Option<String>,
 }
 
@@ -163,18 +158,26 @@ impl Tool for EditTool {
         };
         About { approval: true, group, toolsets, bulk: &["content", "edits", "search_replace"], ..About::WRITE }
     }
-    fn check(&self, args: &EditArgs) -> Result<(), String> {
+    fn parse(&self, args: &serde_json::Value) -> Result<EditArgs, ToolError> {
+        let f = super::Fields::of(self.name, args)?;
+        let args = EditArgs {
+            id: f.text(&["id", "section_id", "artifact_id", "target"])?,
+            edits: f.value("edits")?,
+            search_replace: f.opt_text(&["search_replace"])?,
+            instruction: f.opt_text(&["instruction"])?,
+            content: f.opt_text(&["content"])?,
+        };
         if self.kind.replace && args.content.is_none() {
-            return Err("`content` (the full new text) is required".into());
+            return Err(f.invalid("`content` (the full new text) is required"));
         }
-        Ok(())
+        Ok(args)
     }
     fn touches(&self, args: &EditArgs) -> Option<super::Touch> {
         let id = args.id.trim().to_owned();
         Some(super::Touch::Writes(if self.kind.section { Subject::Section(id) } else { Subject::Artifact(id) }))
     }
-    async fn preview(&self, args: &EditArgs, ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError> {
-        plan(self.name, self.kind, args, ctx).await.map(Some)
+    fn preview<'a>(&'a self, args: &'a EditArgs, ctx: &'a ToolContext<'_>) -> Option<super::Pinned<'a, EditPlan>> {
+        Some(Box::pin(plan(self.name, self.kind, args, ctx)))
     }
     async fn call(&self, args: &EditArgs, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let plan = plan(self.name, self.kind, args, ctx).await?;

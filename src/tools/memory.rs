@@ -2,7 +2,6 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::json;
 
 use super::{About, AnyTool, NoArgs, ToolOutput};
@@ -31,6 +30,7 @@ tool! {
         parameters: crate::tools::no_arguments(),
         about: MEMORY_READ,
         args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let dates = ctx.db.memory_dates().await?;
             Ok(ToolOutput::json(&dates).titled("Memory dates"))
@@ -38,11 +38,8 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
 pub struct RangeArgs {
-    #[serde(alias = "date")]
     start_date: String,
-    #[serde(default)]
     end_date: Option<String>,
 }
 
@@ -69,12 +66,15 @@ tool! {
         ),
         about: MEMORY_READ,
         args: RangeArgs,
-        check: |a| if !is_date(&a.start_date) || !is_date(a.end()) {
-            Err("dates must be YYYY-MM-DD".into())
-        } else if a.end() < a.start_date.as_str() {
-            Err("end_date is before start_date".into())
-        } else {
-            Ok(())
+        parse: |f| {
+            let a = RangeArgs { start_date: f.text(&["start_date", "date"])?, end_date: f.opt_text(&["end_date"])? };
+            if !is_date(&a.start_date) || !is_date(a.end()) {
+                Err(f.invalid("dates must be YYYY-MM-DD"))
+            } else if a.end() < a.start_date.as_str() {
+                Err(f.invalid("end_date is before start_date"))
+            } else {
+                Ok(a)
+            }
         },
         call: |a, ctx| {
             let end = a.end();

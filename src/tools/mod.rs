@@ -20,7 +20,7 @@ macro_rules! tool {
             parameters: $params:expr,
             about: $about:expr,
             args: $args_ty:ty,
-            $(check: |$cargs:ident| $check:expr,)?
+            parse: |$f:ident| $parse:expr,
             $(touches: |$targs:ident| $touches:expr,)?
             $(sends: |$sargs:ident| $sends:expr,)?
             call: |$args:ident, $ctx:ident| $body:block
@@ -41,9 +41,10 @@ macro_rules! tool {
             fn about(&self) -> $crate::tools::About {
                 $about
             }
-            $(fn check(&self, $cargs: &$args_ty) -> Result<(), String> {
-                $check
-            })?
+            fn parse(&self, args: &serde_json::Value) -> Result<$args_ty, $crate::tools::ToolError> {
+                let $f = $crate::tools::Fields::of($name, args)?;
+                $parse
+            }
             $(fn touches(&self, $targs: &$args_ty) -> Option<$crate::tools::Touch> {
                 $touches
             })?
@@ -78,6 +79,7 @@ pub(crate) fn no_arguments() -> serde_json::Value {
 
 mod artifact;
 pub mod edit;
+mod fields;
 mod memory;
 mod project;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -86,14 +88,15 @@ mod record;
 mod utility;
 mod web;
 
+use std::any::Any;
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use edit::{EditPlan, EditTarget};
+pub use fields::Fields;
 pub(crate) use project::outline;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_web::ProxyWeb;
@@ -151,17 +154,8 @@ impl From<crate::adit::AditError> for ToolError {
     }
 }
 
-/// Reads a tool's arguments into `T` (no arguments read as `{}`), or
-/// explains what is wrong.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, ToolError> {
-    let args = if args.is_null() { Value::Object(Default::default()) } else { args };
-    crate::json::from_value(args)
-        .map_err(|e| ToolError::InvalidArguments { tool: tool.to_owned(), message: e.to_string() })
-}
-
 /// The arguments of a tool that takes none (any object is accepted).
-#[derive(Deserialize)]
-pub struct NoArgs {}
+pub struct NoArgs;
 
 /// What a tool returns: the text for the model and, for persisting tools,
 /// the artifact to keep.
@@ -366,8 +360,7 @@ pub struct ToolInfo {
 }
 
 /// Something a call reads or writes, as the agent's tracked facts name it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "RawSubject", into = "RawSubject")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
     Section(String),
     Artifact(String),
@@ -380,21 +373,26 @@ pub enum Subject {
     Page(String),
 }
 
-/// A [`Subject`] as stored: `{kind, id}` (a flat struct reads in one pass;
-/// a derived tagged enum buffers its fields).
-#[derive(Serialize, Deserialize)]
-struct RawSubject {
-    kind: String,
-    #[serde(default)]
-    id: String,
-}
+impl Subject {
+    /// `kind:id`, as a call's record stores it.
+    pub fn to_text(&self) -> String {
+        let (kind, id): (&str, &str) = match self {
+            Subject::Section(id) => ("section", id),
+            Subject::Artifact(id) => ("artifact", id),
+            Subject::Project(id) => ("project", id),
+            Subject::Outline(id) => ("outline", id),
+            Subject::AnyOutline => ("any_outline", ""),
+            Subject::Search(q) => ("search", q),
+            Subject::Page(url) => ("page", url),
+        };
+        format!("{kind}:{id}")
+    }
 
-impl TryFrom<RawSubject> for Subject {
-    type Error = String;
-
-    fn try_from(raw: RawSubject) -> Result<Subject, String> {
-        let id = raw.id;
-        Ok(match raw.kind.as_str() {
+    /// The subject [`Subject::to_text`] wrote.
+    pub fn from_text(text: &str) -> Option<Subject> {
+        let (kind, id) = text.split_once(':')?;
+        let id = id.to_owned();
+        Some(match kind {
             "section" => Subject::Section(id),
             "artifact" => Subject::Artifact(id),
             "project" => Subject::Project(id),
@@ -402,27 +400,10 @@ impl TryFrom<RawSubject> for Subject {
             "any_outline" => Subject::AnyOutline,
             "search" => Subject::Search(id),
             "page" => Subject::Page(id),
-            other => return Err(format!("unknown subject kind {other:?}")),
+            _ => return None,
         })
     }
-}
 
-impl From<Subject> for RawSubject {
-    fn from(subject: Subject) -> RawSubject {
-        let (kind, id) = match subject {
-            Subject::Section(id) => ("section", id),
-            Subject::Artifact(id) => ("artifact", id),
-            Subject::Project(id) => ("project", id),
-            Subject::Outline(id) => ("outline", id),
-            Subject::AnyOutline => ("any_outline", String::new()),
-            Subject::Search(q) => ("search", q),
-            Subject::Page(url) => ("page", url),
-        };
-        RawSubject { kind: kind.to_owned(), id }
-    }
-}
-
-impl Subject {
     /// Whether a write of `self` changes what a read of `read` saw.
     pub fn covers(&self, read: &Subject) -> bool {
         self == read
@@ -460,12 +441,12 @@ pub fn kept_note(id: &str) -> String {
 
 /// One tool, with its own typed arguments.
 ///
-/// A call's arguments are parsed once ([`Tool::parse`], then
-/// [`Tool::check`]) into `Args`; every other method reads that value.
+/// A call's arguments are parsed once ([`Tool::parse`], with [`Fields`])
+/// into `Args`; every other method reads that value.
 #[async_trait(?Send)]
 pub trait Tool: 'static {
     /// The tool's arguments (a host tool's: the JSON value itself).
-    type Args: DeserializeOwned + 'static;
+    type Args: 'static;
     /// The name models call it by.
     fn name(&self) -> &str;
     /// Name, description and argument schema.
@@ -476,14 +457,10 @@ pub trait Tool: 'static {
     fn is_bulk(&self, field: &str) -> bool {
         self.about().bulk.contains(&field)
     }
-    /// Reads the arguments (`{}` when none were given).
-    fn parse(&self, args: Value) -> Result<Self::Args, ToolError> {
-        parse_args(self.name(), args)
-    }
-    /// What the schema cannot say about the arguments (an empty query).
-    fn check(&self, _args: &Self::Args) -> Result<(), String> {
-        Ok(())
-    }
+    /// Reads a call's arguments (`null`: none given), checking what the
+    /// schema says and what it cannot (an empty query): the argument error
+    /// goes back to the model.
+    fn parse(&self, args: &Value) -> Result<Self::Args, ToolError>;
     /// Whether this call only reads: it may run with the other reads of
     /// its step.
     fn reads_only(&self, _args: &Self::Args) -> bool {
@@ -523,22 +500,39 @@ pub trait Tool: 'static {
         None
     }
     /// The change a call would make, worked out without writing (the edit
-    /// tools' diff plan), for the person's review.
-    async fn preview(&self, _args: &Self::Args, _ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError> {
-        Ok(None)
+    /// tools' diff plan), for the person's review; `None`: the tool has no
+    /// preview (the review shows the arguments).
+    fn preview<'a>(&'a self, _args: &'a Self::Args, _ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>> {
+        None
     }
     /// Runs the call.
     async fn call(&self, args: &Self::Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
 }
 
-/// A tool as the registry holds it (any [`Tool`], whatever its `Args`).
+/// A boxed future of a tool's result.
+pub type Pinned<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ToolError>> + 'a>>;
+
+/// A tool as the registry holds it (any [`Tool`], whatever its `Args`):
+/// what needs no call, and the typed methods over arguments bound by
+/// [`AnyTool::bind`] (nothing else makes them).
 pub trait AnyTool {
     fn name(&self) -> &str;
     fn spec(&self) -> ToolSpec;
     fn about(&self) -> About;
     fn is_bulk(&self, field: &str) -> bool;
-    /// Binds a call's arguments to the tool: parsed and checked once.
-    fn bind(self: Rc<Self>, args: Value) -> Result<Box<dyn Bound>, ToolError>;
+    fn with_query(&self, raw: &Value, query: &str) -> Option<Value>;
+    /// Binds a call's arguments to the tool: parsed and checked once, and
+    /// what the agent asks of the call worked out with them.
+    fn bind(self: Rc<Self>, args: Value) -> Result<Bound, ToolError>;
+    fn render(&self, args: &dyn Any) -> Option<String>;
+    fn preview<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>>;
+    fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput>;
+}
+
+/// Arguments of another tool (a bound call pairs its tool with its own
+/// arguments, so this never happens).
+fn mismatch() -> ToolError {
+    ToolError::failed(ErrorCode::InvalidState, "a call's arguments are not its tool's")
 }
 
 impl<T: Tool> AnyTool for T {
@@ -554,78 +548,105 @@ impl<T: Tool> AnyTool for T {
     fn is_bulk(&self, field: &str) -> bool {
         Tool::is_bulk(self, field)
     }
-    fn bind(self: Rc<Self>, raw: Value) -> Result<Box<dyn Bound>, ToolError> {
-        let args = self.parse(raw.clone())?;
-        self.check(&args)
-            .map_err(|message| ToolError::InvalidArguments { tool: Tool::name(&*self).to_owned(), message })?;
-        Ok(Box::new(BoundCall { tool: self, args, raw }))
+    fn with_query(&self, raw: &Value, query: &str) -> Option<Value> {
+        Tool::with_query(self, raw, query)
+    }
+    fn bind(self: Rc<Self>, raw: Value) -> Result<Bound, ToolError> {
+        let args = self.parse(&raw)?;
+        Ok(Bound {
+            reads_only: self.reads_only(&args),
+            needs_approval: self.needs_approval(&args),
+            approval_as: self.approval_as(&args).map(str::to_owned),
+            touches: self.touches(&args),
+            sends: self.sends(&args),
+            query: self.query(&args),
+            args: Box::new(args),
+            arguments: raw,
+            tool: self,
+        })
+    }
+    fn render(&self, args: &dyn Any) -> Option<String> {
+        Tool::render(self, args.downcast_ref()?)
+    }
+    fn preview<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>> {
+        Tool::preview(self, args.downcast_ref()?, ctx)
+    }
+    fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput> {
+        match args.downcast_ref() {
+            Some(args) => Tool::call(self, args, ctx),
+            None => Box::pin(std::future::ready(Err(mismatch()))),
+        }
     }
 }
 
-/// A call bound to its tool, with its arguments parsed: what the agent
-/// passes around once a call is resolved.
-#[async_trait(?Send)]
-pub trait Bound {
-    fn tool(&self) -> &dyn AnyTool;
-    /// The arguments as the model gave them (JSON).
-    fn arguments(&self) -> &Value;
-    fn reads_only(&self) -> bool;
-    fn needs_approval(&self) -> bool;
-    fn approval_as(&self) -> Option<&str>;
-    fn touches(&self) -> Option<Touch>;
-    fn sends(&self) -> Option<Outbound>;
-    fn render(&self) -> Option<String>;
-    fn query(&self) -> Option<String>;
-    /// The same call with another search query (the search optimiser's).
-    fn with_query(&self, query: &str) -> Option<Box<dyn Bound>>;
-    async fn preview(&self, ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError>;
-    async fn call(&self, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
+/// A call bound to its tool, with its arguments parsed once and what the
+/// agent asks of the call (read-only? approval? what it touches and
+/// sends?) worked out from them: what the agent passes around once a call
+/// is resolved.
+pub struct Bound {
+    tool: Rc<dyn AnyTool>,
+    /// The tool's own `Args`.
+    args: Box<dyn Any>,
+    arguments: Value,
+    reads_only: bool,
+    needs_approval: bool,
+    approval_as: Option<String>,
+    touches: Option<Touch>,
+    sends: Option<Outbound>,
+    query: Option<String>,
 }
 
-struct BoundCall<T: Tool> {
-    tool: Rc<T>,
-    args: T::Args,
-    raw: Value,
-}
-
-#[async_trait(?Send)]
-impl<T: Tool> Bound for BoundCall<T> {
-    fn tool(&self) -> &dyn AnyTool {
+impl Bound {
+    pub fn tool(&self) -> &dyn AnyTool {
         &*self.tool
     }
-    fn arguments(&self) -> &Value {
-        &self.raw
+    /// The arguments as the model gave them (JSON).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
     }
-    fn reads_only(&self) -> bool {
-        self.tool.reads_only(&self.args)
+    /// See [`Tool::reads_only`].
+    pub fn reads_only(&self) -> bool {
+        self.reads_only
     }
-    fn needs_approval(&self) -> bool {
-        self.tool.needs_approval(&self.args)
+    /// See [`Tool::needs_approval`].
+    pub fn needs_approval(&self) -> bool {
+        self.needs_approval
     }
-    fn approval_as(&self) -> Option<&str> {
-        self.tool.approval_as(&self.args)
+    /// See [`Tool::approval_as`].
+    pub fn approval_as(&self) -> Option<&str> {
+        self.approval_as.as_deref()
     }
-    fn touches(&self) -> Option<Touch> {
-        self.tool.touches(&self.args)
+    /// See [`Tool::touches`].
+    pub fn touches(&self) -> Option<Touch> {
+        self.touches.clone()
     }
-    fn sends(&self) -> Option<Outbound> {
-        self.tool.sends(&self.args)
+    /// See [`Tool::sends`].
+    pub fn sends(&self) -> Option<Outbound> {
+        self.sends.clone()
     }
-    fn render(&self) -> Option<String> {
-        self.tool.render(&self.args)
+    /// See [`Tool::query`].
+    pub fn query(&self) -> Option<String> {
+        self.query.clone()
     }
-    fn query(&self) -> Option<String> {
-        self.tool.query(&self.args)
+    /// See [`Tool::render`].
+    pub fn render(&self) -> Option<String> {
+        self.tool.render(&*self.args)
     }
-    fn with_query(&self, query: &str) -> Option<Box<dyn Bound>> {
-        let raw = self.tool.with_query(&self.raw, query)?;
+    /// The same call with another search query (the search optimiser's).
+    pub fn with_query(&self, query: &str) -> Option<Bound> {
+        let raw = self.tool.with_query(&self.arguments, query)?;
         self.tool.clone().bind(raw).ok()
     }
-    async fn preview(&self, ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError> {
-        self.tool.preview(&self.args, ctx).await
+    /// The tool's preview of the call (see [`Tool::preview`]), if it has one.
+    pub async fn preview(&self, ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError> {
+        match self.tool.preview(&*self.args, ctx) {
+            Some(plan) => plan.await.map(Some),
+            None => Ok(None),
+        }
     }
-    async fn call(&self, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
-        self.tool.call(&self.args, ctx).await
+    /// Runs the call.
+    pub fn call<'a>(&'a self, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput> {
+        self.tool.call(&*self.args, ctx)
     }
 }
 
@@ -663,7 +684,7 @@ impl ToolRegistry {
 
     /// Binds a model's call to its tool and parsed arguments: the one place
     /// a call's arguments are read. The error is what the model is told.
-    pub fn bind(&self, call: &ToolCall) -> Result<Box<dyn Bound>, ToolError> {
+    pub fn bind(&self, call: &ToolCall) -> Result<Bound, ToolError> {
         let name = &call.function.name;
         let tool = self
             .get(name)

@@ -3,7 +3,6 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{About, AnyTool, NoArgs, Subject, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets, Touch};
@@ -28,17 +27,23 @@ pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     ]
 }
 
-#[derive(Deserialize)]
+/// A project, by `project_id` (or `id`).
 pub struct ProjectArgs {
-    #[serde(alias = "id")]
     project_id: String,
 }
 
-#[derive(Deserialize)]
+/// A chapter or section, by `section_id` (or `id`, `chapter_id`).
 pub struct SectionArgs {
-    #[serde(alias = "id", alias = "chapter_id")]
     section_id: String,
 }
+
+/// A plot item, by `item_id` (or `id`).
+pub struct ItemArgs {
+    item_id: String,
+}
+
+const PROJECT_ID: &[&str] = &["project_id", "id"];
+const ITEM_ID: &[&str] = &["item_id", "id"];
 
 /// What `get_outline` returns: a project's chapters and sections (ids,
 /// titles, lengths) and its plot tree, as JSON text (delegates read it too).
@@ -77,6 +82,7 @@ tool! {
         parameters: crate::tools::no_arguments(),
         about: PROJECT_READ,
         args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let projects: Vec<Value> = ctx.db.projects().await?.into_iter()
                 .map(|p| json!({ "id": p.id, "title": p.title, "description": p.description }))
@@ -94,6 +100,7 @@ tool! {
         parameters: crate::tools::one_string("project_id"),
         about: PROJECT_READ,
         args: ProjectArgs,
+        parse: |f| Ok(ProjectArgs { project_id: f.text(PROJECT_ID)? }),
         touches: |a| Some(Touch::Reads(Subject::Project(a.project_id.trim().to_owned()))),
         call: |a, ctx| {
             let p = ctx.db.project(&a.project_id).await?;
@@ -117,6 +124,7 @@ tool! {
         parameters: crate::tools::one_string("project_id"),
         about: PROJECT_READ,
         args: ProjectArgs,
+        parse: |f| Ok(ProjectArgs { project_id: f.text(PROJECT_ID)? }),
         touches: |a| Some(Touch::Reads(Subject::Outline(a.project_id.trim().to_owned()))),
         call: |a, ctx| {
             let (text, title) = outline(&ctx.db, &a.project_id).await?;
@@ -133,6 +141,7 @@ tool! {
         parameters: crate::tools::one_string("section_id"),
         about: About { heavy: true, ..PROJECT_READ },
         args: SectionArgs,
+        parse: |f| Ok(SectionArgs { section_id: f.text(&["section_id", "id", "chapter_id"])? }),
         touches: |a| Some(Touch::Reads(Subject::Section(a.section_id.trim().to_owned()))),
         call: |a, ctx| {
             let s = ctx.db.section(&a.section_id).await?;
@@ -142,13 +151,10 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
 pub struct AddPlotArgs {
     project_id: String,
     title: String,
-    #[serde(default)]
     summary: String,
-    #[serde(default)]
     parent_id: Option<String>,
 }
 
@@ -171,6 +177,12 @@ tool! {
         ),
         about: PLOT_WRITE,
         args: AddPlotArgs,
+        parse: |f| Ok(AddPlotArgs {
+            project_id: f.text(&["project_id"])?,
+            title: f.text(&["title"])?,
+            summary: f.opt_text(&["summary"])?.unwrap_or_default(),
+            parent_id: f.opt_text(&["parent_id"])?,
+        }),
         touches: |a| Some(Touch::Writes(Subject::Outline(a.project_id.trim().to_owned()))),
         call: |a, ctx| {
             ctx.db.project(&a.project_id).await?;
@@ -193,13 +205,9 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
 pub struct UpdatePlotArgs {
-    #[serde(alias = "id")]
     item_id: String,
-    #[serde(default)]
     title: Option<String>,
-    #[serde(default)]
     summary: Option<String>,
 }
 
@@ -221,6 +229,11 @@ tool! {
         ),
         about: About { approval: true, ..PLOT_WRITE },
         args: UpdatePlotArgs,
+        parse: |f| Ok(UpdatePlotArgs {
+            item_id: f.text(ITEM_ID)?,
+            title: f.opt_text(&["title"])?,
+            summary: f.opt_text(&["summary"])?,
+        }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
@@ -233,11 +246,8 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
 pub struct MovePlotArgs {
-    #[serde(alias = "id")]
     item_id: String,
-    #[serde(default)]
     parent_id: Option<String>,
     order: f64,
 }
@@ -260,6 +270,11 @@ tool! {
         ),
         about: About { approval: true, ..PLOT_WRITE },
         args: MovePlotArgs,
+        parse: |f| Ok(MovePlotArgs {
+            item_id: f.text(ITEM_ID)?,
+            parent_id: f.opt_text(&["parent_id"])?,
+            order: f.number("order")?.ok_or_else(|| f.invalid("missing field `order`"))?,
+        }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
@@ -278,12 +293,6 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
-pub struct ItemArgs {
-    #[serde(alias = "id")]
-    item_id: String,
-}
-
 tool! {
     /// Deletes a plot item and its children.
     DeletePlotItem {
@@ -292,6 +301,7 @@ tool! {
         parameters: crate::tools::one_string("item_id"),
         about: About { approval: true, ..PLOT_WRITE },
         args: ItemArgs,
+        parse: |f| Ok(ItemArgs { item_id: f.text(ITEM_ID)? }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
         call: |a, ctx| {
             let item = ctx.db.plot_item(&a.item_id).await?;

@@ -5,7 +5,8 @@
 //! guard, the request's placeholders for artifacts turned off), never the
 //! words.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use super::{Subject, Touch};
 use crate::error::ErrorCode;
@@ -52,8 +53,7 @@ impl Outcome {
 }
 
 /// The record of one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "RawRecord", into = "RawRecord")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRecord {
     /// Index in the session's messages of the tool message answering it.
     pub at: usize,
@@ -79,81 +79,82 @@ impl CallRecord {
     }
 }
 
-/// A record as stored: flat, every field a scalar (a derived tagged enum
-/// would buffer its fields before reading them).
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawRecord {
-    at: usize,
-    tool: String,
-    outcome: String,
-    #[serde(default)]
-    code: Option<ErrorCode>,
-    #[serde(default)]
-    detail: Option<String>,
-    #[serde(default)]
-    kept: Option<String>,
-    #[serde(default)]
-    artifact: Option<String>,
-    #[serde(default)]
-    reads: Option<Subject>,
-    #[serde(default)]
-    writes: Option<Subject>,
+// Stored flat, as a JSON object of scalars written and read by hand
+// through `Value` (which the package decodes anyway): derived code for the
+// enums inside would cost several KB of `.wasm` (a derived tagged enum
+// buffers its fields before reading them).
+impl Serialize for CallRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (outcome, code, detail) = match &self.outcome {
+            Outcome::Done => ("done", None, None),
+            Outcome::Failed { code } => ("failed", Some(code.as_str()), None),
+            Outcome::Rejected { reason } => ("rejected", None, reason.as_deref()),
+            Outcome::Known => ("known", None, None),
+            Outcome::NotRun(NotRun::LoopGuard) => ("loop_guard", None, None),
+            Outcome::NotRun(NotRun::TurnEnded) => ("turn_ended", None, None),
+            Outcome::Merged { into } => ("merged", None, Some(into.as_str())),
+            Outcome::Nudged => ("nudged", None, None),
+            Outcome::DelegateFinished => ("delegate_finished", None, None),
+            Outcome::Unknown => ("unknown", None, None),
+        };
+        let mut map = Map::new();
+        map.insert("at".into(), self.at.into());
+        map.insert("tool".into(), self.tool.as_str().into());
+        map.insert("outcome".into(), outcome.into());
+        let text = [
+            ("code", code),
+            ("detail", detail),
+            ("kept", self.kept.as_deref()),
+            ("artifact", self.artifact.as_deref()),
+        ];
+        for (key, value) in text {
+            if let Some(value) = value {
+                map.insert(key.into(), value.into());
+            }
+        }
+        if let Some(touch) = &self.touched {
+            let (key, subject) = match touch {
+                Touch::Reads(s) => ("reads", s),
+                Touch::Writes(s) => ("writes", s),
+            };
+            map.insert(key.into(), subject.to_text().into());
+        }
+        Value::Object(map).serialize(serializer)
+    }
 }
 
-impl From<RawRecord> for CallRecord {
-    fn from(raw: RawRecord) -> CallRecord {
-        let outcome = match raw.outcome.as_str() {
-            "failed" => Outcome::Failed { code: raw.code.unwrap_or(ErrorCode::ToolFailed) },
-            "rejected" => Outcome::Rejected { reason: raw.detail },
+impl<'de> Deserialize<'de> for CallRecord {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CallRecord, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let outcome = match text("outcome").as_deref().unwrap_or_default() {
+            "failed" => Outcome::Failed {
+                code: text("code").and_then(|c| ErrorCode::from_name(&c)).unwrap_or(ErrorCode::ToolFailed),
+            },
+            "rejected" => Outcome::Rejected { reason: text("detail") },
             "known" => Outcome::Known,
             "loop_guard" => Outcome::NotRun(NotRun::LoopGuard),
             "turn_ended" => Outcome::NotRun(NotRun::TurnEnded),
-            "merged" => Outcome::Merged { into: raw.detail.unwrap_or_default() },
+            "merged" => Outcome::Merged { into: text("detail").unwrap_or_default() },
             "nudged" => Outcome::Nudged,
             "delegate_finished" => Outcome::DelegateFinished,
             "unknown" => Outcome::Unknown,
             _ => Outcome::Done,
         };
-        let touched = match (raw.reads, raw.writes) {
+        let subject = |key: &str| text(key).and_then(|t| Subject::from_text(&t));
+        let touched = match (subject("reads"), subject("writes")) {
             (Some(s), _) => Some(Touch::Reads(s)),
             (None, Some(s)) => Some(Touch::Writes(s)),
             _ => None,
         };
-        CallRecord { at: raw.at, tool: raw.tool, outcome, kept: raw.kept, artifact: raw.artifact, touched }
-    }
-}
-
-impl From<CallRecord> for RawRecord {
-    fn from(record: CallRecord) -> RawRecord {
-        let (outcome, code, detail) = match record.outcome {
-            Outcome::Done => ("done", None, None),
-            Outcome::Failed { code } => ("failed", Some(code), None),
-            Outcome::Rejected { reason } => ("rejected", None, reason),
-            Outcome::Known => ("known", None, None),
-            Outcome::NotRun(NotRun::LoopGuard) => ("loop_guard", None, None),
-            Outcome::NotRun(NotRun::TurnEnded) => ("turn_ended", None, None),
-            Outcome::Merged { into } => ("merged", None, Some(into)),
-            Outcome::Nudged => ("nudged", None, None),
-            Outcome::DelegateFinished => ("delegate_finished", None, None),
-            Outcome::Unknown => ("unknown", None, None),
-        };
-        let (reads, writes) = match record.touched {
-            Some(Touch::Reads(s)) => (Some(s), None),
-            Some(Touch::Writes(s)) => (None, Some(s)),
-            None => (None, None),
-        };
-        RawRecord {
-            at: record.at,
-            tool: record.tool,
-            outcome: outcome.to_owned(),
-            code,
-            detail,
-            kept: record.kept,
-            artifact: record.artifact,
-            reads,
-            writes,
-        }
+        Ok(CallRecord {
+            at: value.get("at").and_then(Value::as_u64).unwrap_or_default() as usize,
+            tool: text("tool").unwrap_or_default(),
+            outcome,
+            kept: text("kept"),
+            artifact: text("artifact"),
+            touched,
+        })
     }
 }
 

@@ -28,7 +28,7 @@ fn context(model: ScriptedModel) -> ToolContext<'static> {
 }
 
 /// Binds a call of `name` with `args` (its arguments parsed once).
-fn bind(registry: &ToolRegistry, name: &str, args: &serde_json::Value) -> Result<Box<dyn Bound>, ToolError> {
+fn bind(registry: &ToolRegistry, name: &str, args: &serde_json::Value) -> Result<Bound, ToolError> {
     registry.bind(&ToolCall::new("c1", name, args))
 }
 

@@ -4,10 +4,9 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::{About, AnyTool, NoArgs, Tool, ToolContext, ToolError, ToolOutput};
+use super::{About, AnyTool, Fields, NoArgs, Tool, ToolContext, ToolError, ToolOutput};
 use crate::context::untrusted::defuse_fences;
 use crate::platform;
 
@@ -78,6 +77,7 @@ tool! {
         parameters: crate::tools::no_arguments(),
         about: About::READ,
         args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, _ctx| {
             let (iso, local) = describe_time(platform::now_ms(), platform::timezone_offset_minutes());
             Ok(ToolOutput::json(&json!({ "iso": iso, "local": local })))
@@ -90,46 +90,17 @@ tool! {
 struct Narration {
     name: &'static str,
     description: &'static str,
-    /// The argument holding the text, and the names models also use for it.
-    field: &'static str,
-    aliases: &'static [&'static str],
+    /// The argument holding the text, then the names models also use for it.
+    names: &'static [&'static str],
     block: Option<&'static str>,
     reply: &'static str,
-}
-
-/// The text of a narration under any of the names models use for it.
-#[derive(Deserialize, Default)]
-pub struct Said {
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    thought: Option<String>,
-    #[serde(default)]
-    answer: Option<String>,
-}
-
-impl Said {
-    fn get(&self, field: &str) -> Option<&str> {
-        match field {
-            "message" => self.message.as_deref(),
-            "text" => self.text.as_deref(),
-            "content" => self.content.as_deref(),
-            "thought" => self.thought.as_deref(),
-            _ => self.answer.as_deref(),
-        }
-    }
 }
 
 const NARRATIONS: [Narration; 3] = [
     Narration {
         name: "report_progress",
         description: "Tell the person briefly what you are about to do (before searches or long reads).",
-        field: "message",
-        aliases: &["text", "content"],
+        names: &["message", "text", "content"],
         block: Some("tool"),
         reply: "Shown to the person.",
     },
@@ -137,55 +108,45 @@ const NARRATIONS: [Narration; 3] = [
         name: "record_thought",
         description:
             "Record a short thought: an analysis step or a self-check. Shown to the person as collapsed reasoning.",
-        field: "thought",
-        aliases: &["message", "text"],
+        names: &["thought", "message", "text"],
         block: Some("thought"),
         reply: "Noted.",
     },
     Narration {
         name: "respond",
         description: "Give the person your answer (Markdown). Use it once, when the task is done.",
-        field: "answer",
-        aliases: &["message", "content"],
+        names: &["answer", "message", "content"],
         block: None,
         reply: "Delivered to the person.",
     },
 ];
 
-impl Narration {
-    fn text<'a>(&self, said: &'a Said) -> Option<&'a str> {
-        std::iter::once(&self.field).chain(self.aliases).find_map(|k| said.get(k))
-    }
-}
-
 #[async_trait::async_trait(?Send)]
 impl Tool for Narration {
-    type Args = Said;
+    /// The text, under the field's name or one models also use for it.
+    type Args = String;
     fn name(&self) -> &str {
         self.name
     }
     fn spec(&self) -> crate::llm::ToolSpec {
-        crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.field))
+        crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.names[0]))
     }
     /// The narration without a block is the answer itself (`respond`).
     fn about(&self) -> About {
         About { answers: self.block.is_none(), bulk: &["answer", "content", "text"], ..About::READ }
     }
-    fn check(&self, said: &Said) -> Result<(), String> {
-        match self.text(said) {
-            Some(_) => Ok(()),
-            None => Err(format!("missing field `{}` (a string)", self.field)),
-        }
+    fn parse(&self, args: &Value) -> Result<String, ToolError> {
+        Fields::of(self.name, args)?.text(self.names)
     }
-    fn render(&self, said: &Said) -> Option<String> {
-        let text = defuse_fences(self.text(said).unwrap_or_default());
+    fn render(&self, text: &String) -> Option<String> {
+        let text = defuse_fences(text);
         Some(match self.block {
             Some("tool") => format!("\n```tool\n{}: {text}\n```\n", self.name),
             Some(block) => format!("\n```{block}\n{text}\n```\n"),
             None => format!("\n{text}\n"),
         })
     }
-    async fn call(&self, _said: &Said, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, _text: &String, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(self.reply))
     }
 }
@@ -193,7 +154,6 @@ impl Tool for Narration {
 /// A plan of steps, shown as a card.
 struct PlanTask;
 
-#[derive(Deserialize)]
 pub struct PlanArgs {
     goal: String,
     steps: Vec<String>,
@@ -223,6 +183,11 @@ impl Tool for PlanTask {
     }
     fn about(&self) -> About {
         About::READ
+    }
+    fn parse(&self, args: &Value) -> Result<PlanArgs, ToolError> {
+        let f = Fields::of("plan_task", args)?;
+        let steps = f.value("steps")?.ok_or_else(|| f.invalid("missing field `steps`"))?;
+        Ok(PlanArgs { goal: f.text(&["goal"])?, steps })
     }
     fn render(&self, plan: &PlanArgs) -> Option<String> {
         let goal = defuse_fences(&plan.goal);

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{About, AnyTool, Outbound, Subject, Tool, ToolContext, ToolError, ToolOutput, Toolsets, Touch};
+use super::{About, AnyTool, Fields, Outbound, Subject, Tool, ToolContext, ToolError, ToolOutput, Toolsets, Touch};
 use crate::cancel::CancelToken;
 use crate::context::untrusted::{cap_for_model, fence};
 use crate::store::ArtifactType;
@@ -106,14 +106,11 @@ pub fn tools() -> Vec<Rc<dyn AnyTool>> {
 const WEB_READ: About =
     About { heavy: true, persists: Some(ArtifactType::WebSearch), toolsets: Toolsets::RESEARCH, ..About::READ };
 
-#[derive(Deserialize)]
 pub struct SearchArgs {
     query: String,
-    #[serde(default)]
     max_results: Option<u32>,
 }
 
-#[derive(Deserialize)]
 pub struct UrlArgs {
     url: String,
 }
@@ -159,11 +156,13 @@ impl Tool for WebSearch {
     fn about(&self) -> About {
         WEB_READ
     }
-    fn check(&self, a: &SearchArgs) -> Result<(), String> {
-        if a.query.trim().is_empty() {
-            return Err("`query` is empty".into());
+    fn parse(&self, args: &serde_json::Value) -> Result<SearchArgs, ToolError> {
+        let f = Fields::of("web_search", args)?;
+        let query = f.text(&["query"])?;
+        if query.trim().is_empty() {
+            return Err(f.invalid("`query` is empty"));
         }
-        Ok(())
+        Ok(SearchArgs { query, max_results: f.number("max_results")?.map(|n| n.clamp(1.0, 10.0) as u32) })
     }
     fn sends(&self, a: &SearchArgs) -> Option<Outbound> {
         Some(Outbound::Query(a.query.trim().to_owned()))
@@ -182,7 +181,7 @@ impl Tool for WebSearch {
     }
     async fn call(&self, a: &SearchArgs, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let query = a.query.trim();
-        let results = ctx.web.search(query, a.max_results.unwrap_or(5).clamp(1, 10), &ctx.cancel).await?;
+        let results = ctx.web.search(query, a.max_results.unwrap_or(5), &ctx.cancel).await?;
         let fenced = fence("search results", &format!("a web search for {query:?}"), &format_results(&results));
         let mut output = ToolOutput::text(fenced).titled(format!("Search: {query}"));
         output.links = results.into_iter().map(|r| r.url).filter(|u| !u.is_empty()).collect();
@@ -198,6 +197,7 @@ tool! {
         parameters: crate::tools::one_string("url"),
         about: WEB_READ,
         args: UrlArgs,
+        parse: |f| Ok(UrlArgs { url: f.text(&["url"])? }),
         touches: |a| Some(Touch::Reads(Subject::Page(a.url.trim().to_owned()))),
         sends: |a| Some(Outbound::Address(a.url.trim().to_owned())),
         call: |a, ctx| {

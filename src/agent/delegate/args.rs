@@ -1,16 +1,15 @@
 //! A `delegate` call's arguments and the tool's spec.
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::llm::ToolSpec;
+use crate::tools::{Fields, ToolError};
 
 /// The tool's name.
 pub const NAME: &str = "delegate";
 
 /// What kind of child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kind {
     /// Reads only; reports what it found.
     #[default]
@@ -20,23 +19,17 @@ pub enum Kind {
 }
 
 /// One item of the read set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReadItem {
-    #[serde(default)]
     pub artifact: Option<String>,
-    #[serde(default)]
     pub section: Option<String>,
     /// A project id: its outline.
-    #[serde(default)]
     pub outline: Option<String>,
     /// A project id: its continuity notes (summaries, glossary, motifs,
     /// cross references).
-    #[serde(default)]
     pub continuity: Option<String>,
-    #[serde(default)]
     pub purpose: String,
     /// May be dropped when the budget is short.
-    #[serde(default)]
     pub optional: bool,
 }
 
@@ -53,30 +46,56 @@ impl ReadItem {
 }
 
 /// One target of the write set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WriteItem {
     /// An artifact id (overwrite it) or a title (create an artifact).
     pub target: String,
-    #[serde(default)]
     pub purpose: String,
 }
 
 /// The call's arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DelegateArgs {
     pub task: String,
-    #[serde(default)]
     pub kind: Kind,
-    #[serde(default)]
     pub reads: Vec<ReadItem>,
-    #[serde(default)]
     pub writes: Vec<WriteItem>,
     /// The child's token budget (capped by the window less the answer's room).
-    #[serde(default)]
     pub budget: Option<usize>,
 }
 
 impl DelegateArgs {
+    /// Reads a call's arguments.
+    pub fn parse(f: &Fields<'_>) -> Result<DelegateArgs, ToolError> {
+        let kind = match f.opt_text(&["kind"])?.as_deref() {
+            None | Some("explore") => Kind::Explore,
+            Some("write") => Kind::Write,
+            Some(other) => return Err(f.invalid(format!("`kind` is \"explore\" or \"write\", not {other:?}"))),
+        };
+        let reads = f.objects("reads")?;
+        let reads = reads.iter().map(|r| {
+            Ok(ReadItem {
+                artifact: r.opt_text(&["artifact"])?,
+                section: r.opt_text(&["section"])?,
+                outline: r.opt_text(&["outline"])?,
+                continuity: r.opt_text(&["continuity"])?,
+                purpose: r.opt_text(&["purpose"])?.unwrap_or_default(),
+                optional: r.flag("optional")?,
+            })
+        });
+        let writes = f.objects("writes")?;
+        let writes = writes.iter().map(|w| {
+            Ok(WriteItem { target: w.text(&["target"])?, purpose: w.opt_text(&["purpose"])?.unwrap_or_default() })
+        });
+        Ok(DelegateArgs {
+            task: f.text(&["task"])?,
+            kind,
+            reads: reads.collect::<Result<_, ToolError>>()?,
+            writes: writes.collect::<Result<_, ToolError>>()?,
+            budget: f.number("budget")?.map(|b| b.max(0.0) as usize),
+        })
+    }
+
     /// Whether the write set overwrites an artifact (an id target).
     pub fn overwrites(&self) -> bool {
         self.writes.iter().any(|w| is_id(&w.target))

@@ -32,7 +32,7 @@ use crate::context::budget::{files_message, fit, File, Form};
 use crate::error::ErrorCode;
 use crate::llm::{estimate_request, ChatRequest, LlmError, Message};
 use crate::store::{Receipt, ReceiptOutcome};
-use crate::tools::{About, Outcome, Stage, Tool, ToolContext, ToolError, ToolEvent, ToolOutput};
+use crate::tools::{About, Fields, Outcome, Stage, Tool, ToolContext, ToolError, ToolEvent, ToolOutput};
 use child::{child_call, child_tools, Output};
 
 /// Most model calls one child makes.
@@ -55,6 +55,9 @@ impl Tool for DelegateTool {
     }
     fn about(&self) -> About {
         About { resumable: true, bulk: &["task"], ..About::WRITE }
+    }
+    fn parse(&self, args: &serde_json::Value) -> Result<DelegateArgs, ToolError> {
+        DelegateArgs::parse(&Fields::of(NAME, args)?)
     }
     /// An explore delegate only reads: independent ones run together.
     fn reads_only(&self, args: &DelegateArgs) -> bool {

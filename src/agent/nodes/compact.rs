@@ -18,7 +18,7 @@ pub(super) enum CompactError {
     #[error("the sub model failed: {0}")]
     Model(LlmError),
     #[error("the summary does not have the expected fields: {0}")]
-    Fields(serde_json::Error),
+    Fields(String),
     #[error("the part to summarise does not fit the sub model's request even when cut short")]
     TooLarge,
 }

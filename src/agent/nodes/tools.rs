@@ -200,7 +200,7 @@ impl Node<AgentState> for Tools {
                     step.record(Answer::new(&call.call.id, text, call.record(Outcome::Merged { into: first.clone() })));
                     continue;
                 }
-                (Ok(bound), _) => bound.as_ref(),
+                (Ok(bound), _) => bound,
                 (Err(e), _) => {
                     run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
                     step.record(call.failed(e));
