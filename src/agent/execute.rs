@@ -10,7 +10,7 @@
 //! receipt holds the text the model was given and the call's record, so a
 //! replay answers with both.
 
-use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::call::{Answer, Call};
 use super::env::AgentEnv;
@@ -23,17 +23,13 @@ use crate::tools::{kept_note, CallInfo, CallRecord, Outcome, ToolError, ToolEven
 const UNKNOWN: &str = "Error: the outcome of this call is unknown: the page closed while it ran, and it was not run \
                        again. Check its target before calling it again.";
 
-/// A `done` or `rejected` receipt's content.
-#[derive(Serialize, Deserialize)]
-struct Kept {
-    text: String,
-    record: CallRecord,
-}
-
-/// The receipt of `call` ending with `text` and `record`.
+/// The receipt of `call` ending with `text` and `record`: its content is
+/// `{"text": …, "record": …}`.
 pub fn receipt(session: &str, key: &str, outcome: ReceiptOutcome, text: &str, record: &CallRecord) -> Receipt {
-    let body = Kept { text: text.to_owned(), record: record.clone() };
-    Receipt::new(session, key, outcome, crate::json::to_text(&body).unwrap_or_default())
+    let mut body = Map::new();
+    body.insert("text".into(), text.into());
+    body.insert("record".into(), record.to_value());
+    Receipt::new(session, key, outcome, Value::Object(body).to_string())
 }
 
 /// Runs `call` (continuing a resumable tool from `resume`, the progress its
@@ -104,9 +100,10 @@ pub fn replayed(call: &Call, receipt: &Receipt) -> Answer {
     if receipt.outcome == ReceiptOutcome::Started {
         return Answer::new(&call.call.id, UNKNOWN, call.record(Outcome::Unknown));
     }
-    match crate::json::from_text::<Kept>(&receipt.content) {
-        Ok(kept) => Answer::new(&call.call.id, kept.text, kept.record),
+    let body: Value = serde_json::from_str(&receipt.content).unwrap_or_default();
+    match (body.get("text").and_then(Value::as_str), body.get("record")) {
+        (Some(text), Some(record)) => Answer::new(&call.call.id, text, CallRecord::from_value(record)),
         // A receipt written before calls had records: its text alone.
-        Err(_) => super::legacy::answer(call, &receipt.content),
+        _ => super::legacy::answer(call, &receipt.content),
     }
 }

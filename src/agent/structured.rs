@@ -36,15 +36,24 @@ impl<'a> Fields<'a> {
 
     /// A list of strings (empty when absent, unless `required`).
     pub fn strings(&self, key: &str, required: bool) -> Result<Vec<String>, String> {
-        self.list(key, required)?
-            .iter()
-            .map(|item| item.as_str().map(str::to_owned).ok_or_else(|| format!("`{key}` must hold strings")))
-            .collect()
+        let mut out = Vec::new();
+        for item in self.list(key, required)? {
+            out.push(item.as_str().ok_or_else(|| format!("`{key}` must hold strings"))?.to_owned());
+        }
+        Ok(out)
     }
 
     /// A list of objects, each as the strings of `fields` (empty when absent).
     pub fn rows(&self, key: &str, fields: &[&str]) -> Result<Vec<Vec<String>>, String> {
-        self.list(key, false)?.iter().map(|item| fields.iter().map(|f| Fields(item).text(f, false)).collect()).collect()
+        let mut out = Vec::new();
+        for item in self.list(key, false)? {
+            let mut row = Vec::with_capacity(fields.len());
+            for field in fields {
+                row.push(Fields(item).text(field, false)?);
+            }
+            out.push(row);
+        }
+        Ok(out)
     }
 
     /// An object (required).

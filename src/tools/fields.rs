@@ -73,17 +73,19 @@ impl<'a> Fields<'a> {
 
     /// An optional list of objects, each read as `Fields`.
     pub fn objects(&self, name: &str) -> Result<Vec<Fields<'a>>, ToolError> {
-        match self.get(&[name]) {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Value::Object(map) => Ok(Fields { tool: self.tool, map: Some(map) }),
-                    _ => Err(self.invalid(format!("each item of `{name}` must be an object"))),
-                })
-                .collect(),
-            Some(_) => Err(self.invalid(format!("`{name}` must be an array"))),
+        let items = match self.get(&[name]) {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(self.invalid(format!("`{name}` must be an array"))),
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Value::Object(map) => out.push(Fields { tool: self.tool, map: Some(map) }),
+                _ => return Err(self.invalid(format!("each item of `{name}` must be an object"))),
+            }
         }
+        Ok(out)
     }
 
     /// An optional value of a type the package decodes anyway (edits, a

@@ -85,6 +85,19 @@ impl CallRecord {
 // buffers its fields before reading them).
 impl Serialize for CallRecord {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for CallRecord {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CallRecord, D::Error> {
+        Ok(CallRecord::from_value(&Value::deserialize(deserializer)?))
+    }
+}
+
+impl CallRecord {
+    /// The record as stored.
+    pub fn to_value(&self) -> Value {
         let (outcome, code, detail) = match &self.outcome {
             Outcome::Done => ("done", None, None),
             Outcome::Failed { code } => ("failed", Some(code.as_str()), None),
@@ -119,13 +132,12 @@ impl Serialize for CallRecord {
             };
             map.insert(key.into(), subject.to_text().into());
         }
-        Value::Object(map).serialize(serializer)
+        Value::Object(map)
     }
-}
 
-impl<'de> Deserialize<'de> for CallRecord {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CallRecord, D::Error> {
-        let value = Value::deserialize(deserializer)?;
+    /// The record [`CallRecord::to_value`] stored (what does not read is
+    /// left empty: a record is never a reason to fail a load).
+    pub fn from_value(value: &Value) -> CallRecord {
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
         let outcome = match text("outcome").as_deref().unwrap_or_default() {
             "failed" => Outcome::Failed {
@@ -147,14 +159,14 @@ impl<'de> Deserialize<'de> for CallRecord {
             (None, Some(s)) => Some(Touch::Writes(s)),
             _ => None,
         };
-        Ok(CallRecord {
+        CallRecord {
             at: value.get("at").and_then(Value::as_u64).unwrap_or_default() as usize,
             tool: text("tool").unwrap_or_default(),
             outcome,
             kept: text("kept"),
             artifact: text("artifact"),
             touched,
-        })
+        }
     }
 }
 

@@ -1,7 +1,5 @@
 //! A `delegate` call's arguments and the tool's spec.
 
-use serde_json::json;
-
 use crate::llm::ToolSpec;
 use crate::tools::{Fields, ToolError};
 
@@ -72,26 +70,29 @@ impl DelegateArgs {
             Some("write") => Kind::Write,
             Some(other) => return Err(f.invalid(format!("`kind` is \"explore\" or \"write\", not {other:?}"))),
         };
-        let reads = f.objects("reads")?;
-        let reads = reads.iter().map(|r| {
-            Ok(ReadItem {
+        let mut reads = Vec::new();
+        for r in f.objects("reads")? {
+            reads.push(ReadItem {
                 artifact: r.opt_text(&["artifact"])?,
                 section: r.opt_text(&["section"])?,
                 outline: r.opt_text(&["outline"])?,
                 continuity: r.opt_text(&["continuity"])?,
                 purpose: r.opt_text(&["purpose"])?.unwrap_or_default(),
                 optional: r.flag("optional")?,
-            })
-        });
-        let writes = f.objects("writes")?;
-        let writes = writes.iter().map(|w| {
-            Ok(WriteItem { target: w.text(&["target"])?, purpose: w.opt_text(&["purpose"])?.unwrap_or_default() })
-        });
+            });
+        }
+        let mut writes = Vec::new();
+        for w in f.objects("writes")? {
+            writes.push(WriteItem {
+                target: w.text(&["target"])?,
+                purpose: w.opt_text(&["purpose"])?.unwrap_or_default(),
+            });
+        }
         Ok(DelegateArgs {
             task: f.text(&["task"])?,
             kind,
-            reads: reads.collect::<Result<_, ToolError>>()?,
-            writes: writes.collect::<Result<_, ToolError>>()?,
+            reads,
+            writes,
             budget: f.number("budget")?.map(|b| b.max(0.0) as usize),
         })
     }
@@ -110,10 +111,13 @@ pub fn is_id(target: &str) -> bool {
         && t.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
 }
 
-/// The tool's spec.
-pub fn spec() -> ToolSpec {
-    let item = crate::tools::schema(
-        r#"{
+/// The arguments' schema, as text (see `tools::schema`).
+const SCHEMA: &str = r#"{
+    "type": "object",
+    "properties": {
+        "task": {"type": "string"},
+        "kind": {"type": "string", "enum": ["explore", "write"]},
+        "reads": {"type": "array", "items": {
             "type": "object",
             "properties": {
                 "artifact": {"type": "string", "description": "An artifact id."},
@@ -123,22 +127,26 @@ pub fn spec() -> ToolSpec {
                 "purpose": {"type": "string", "description": "Why the child reads it."},
                 "optional": {"type": "boolean", "description": "May be left out when the budget is short."}
             }
-        }"#,
-    );
+        }},
+        "writes": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"target": {"type": "string"}, "purpose": {"type": "string"}},
+            "required": ["target"]
+        }},
+        "budget": {"type": "integer", "description": "Token budget of the helper's requests."}
+    },
+    "required": ["task"]
+}"#;
+
+/// The tool's spec.
+pub fn spec() -> ToolSpec {
     ToolSpec::function(
         NAME,
         "Hand a self-contained task to a helper that works in its own conversation on exactly the files you list \
          (reads) and may write only the artifacts you list (writes: an artifact id to overwrite, or a title to create). \
          kind \"explore\" only reads and reports; \"write\" also writes its outputs (never the manuscript: propose \
          chapter changes with edit_manuscript yourself). You get the written artifact ids and a short summary.",
-        json!({ "type": "object", "properties": {
-            "task": { "type": "string" },
-            "kind": { "type": "string", "enum": ["explore", "write"] },
-            "reads": { "type": "array", "items": item },
-            "writes": { "type": "array", "items": { "type": "object", "properties": {
-                "target": { "type": "string" }, "purpose": { "type": "string" } }, "required": ["target"] } },
-            "budget": { "type": "integer", "description": "Token budget of the helper's requests." } },
-            "required": ["task"] }),
+        crate::tools::schema(SCHEMA),
     )
 }
 
