@@ -529,12 +529,6 @@ pub trait AnyTool {
     fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput>;
 }
 
-/// Arguments of another tool (a bound call pairs its tool with its own
-/// arguments, so this never happens).
-fn mismatch() -> ToolError {
-    ToolError::failed(ErrorCode::InvalidState, "a call's arguments are not its tool's")
-}
-
 impl<T: Tool> AnyTool for T {
     fn name(&self) -> &str {
         Tool::name(self)
@@ -572,10 +566,10 @@ impl<T: Tool> AnyTool for T {
         Tool::preview(self, args.downcast_ref()?, ctx)
     }
     fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput> {
-        match args.downcast_ref() {
-            Some(args) => Tool::call(self, args, ctx),
-            None => Box::pin(std::future::ready(Err(mismatch()))),
-        }
+        // A bound call holds its own tool's arguments (`bind` made both and
+        // they are private to `Bound`): the other branch cannot happen.
+        let Some(args) = args.downcast_ref() else { unreachable!("a bound call holds its tool's own arguments") };
+        Tool::call(self, args, ctx)
     }
 }
 

@@ -104,6 +104,18 @@ fn web_known(facts: &Facts, upto: usize, call: &Call) -> bool {
     }
 }
 
+/// What to do with a call of the step.
+enum Next {
+    /// Answer it with this (no run).
+    Answer(Answer),
+    /// Gather it with the step's reads.
+    Read,
+    /// Run it (continuing a resumable call from its progress).
+    Run(Option<String>),
+    /// Stop the step: the outbound rule holds it, for this reason.
+    Hold(String),
+}
+
 /// Runs the pending tool calls up to the first one that waits for the person.
 pub struct Tools(pub Rc<AgentEnv>);
 
@@ -161,74 +173,81 @@ impl Node<AgentState> for Tools {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
             }
-            if let Some(receipt) = receipts.get(&call.key) {
-                run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
+            let next = if let Some(receipt) = receipts.get(&call.key) {
                 earlier.push(loop_guard::signature(&call.call));
                 // A resumable call cut off mid-way continues from its progress.
                 let resumable = call.ok().is_some_and(|b| b.tool().about().resumable);
-                let answer = if resumable && receipt.outcome == crate::store::ReceiptOutcome::Started {
-                    execute(env, ctx, call, Some(receipt.content.clone())).await
+                if resumable && receipt.outcome == crate::store::ReceiptOutcome::Started {
+                    Next::Run(Some(receipt.content.clone()))
                 } else {
-                    replayed(call, receipt)
-                };
-                step.record(answer);
-                continue;
-            }
-            let verdict = loop_guard::judge(refused, &earlier, &call.call);
-            earlier.push(loop_guard::signature(&call.call));
-            match verdict {
-                loop_guard::Verdict::Run => {}
-                loop_guard::Verdict::Refuse(reason) => {
-                    refused += 1;
-                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-                    ctx.warning(format!("{} was not run again: the model is repeating itself", call.name()));
-                    step.record(Answer::new(&call.call.id, reason, call.record(Outcome::NotRun(NotRun::LoopGuard))));
-                    continue;
+                    Next::Answer(replayed(call, receipt))
                 }
-                loop_guard::Verdict::Stop(reason) => return Err(NodeError::failed(ErrorCode::ToolLoop, reason)),
-            }
-            // A read whose fact holds is answered from it, not run again.
-            if let Some(answer) = known(env, ctx, &facts, upto, call).await {
-                run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-                step.record(answer);
-                continue;
-            }
-            let bound = match (&call.bound, &merged_into) {
-                (Ok(bound), Some(first)) if bound.query().is_some() && *first != call.call.id => {
-                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-                    let text = format!("Merged into the search of call {first}; see its result.");
-                    step.record(Answer::new(&call.call.id, text, call.record(Outcome::Merged { into: first.clone() })));
-                    continue;
-                }
-                (Ok(bound), _) => bound,
-                (Err(e), _) => {
-                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-                    step.record(call.failed(e));
-                    continue;
+            } else {
+                let verdict = loop_guard::judge(refused, &earlier, &call.call);
+                earlier.push(loop_guard::signature(&call.call));
+                match verdict {
+                    loop_guard::Verdict::Stop(reason) => return Err(NodeError::failed(ErrorCode::ToolLoop, reason)),
+                    loop_guard::Verdict::Refuse(reason) => {
+                        refused += 1;
+                        ctx.warning(format!("{} was not run again: the model is repeating itself", call.name()));
+                        Next::Answer(Answer::new(
+                            &call.call.id,
+                            reason,
+                            call.record(Outcome::NotRun(NotRun::LoopGuard)),
+                        ))
+                    }
+                    // A read whose fact holds is answered from it, not run again.
+                    loop_guard::Verdict::Run => match known(env, ctx, &facts, upto, call).await {
+                        Some(answer) => Next::Answer(answer),
+                        None => match (&call.bound, &merged_into) {
+                            (Ok(bound), Some(first)) if bound.query().is_some() && *first != call.call.id => {
+                                let text = format!("Merged into the search of call {first}; see its result.");
+                                let record = call.record(Outcome::Merged { into: first.clone() });
+                                Next::Answer(Answer::new(&call.call.id, text, record))
+                            }
+                            (Err(e), _) => Next::Answer(call.failed(e)),
+                            (Ok(bound), _) => {
+                                // The outbound rule, judged as if the gathered reads had
+                                // run (they may bring web material in): when it would hold
+                                // the call, they run first and the rule is asked again.
+                                let sends = bound.sends();
+                                let mut held = None;
+                                if (step.exposed || !reads.is_empty())
+                                    && outbound::hold_reason(sends.clone(), &person, &step.links, &env.db)
+                                        .await
+                                        .is_some()
+                                {
+                                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
+                                    if step.exposed {
+                                        held = outbound::hold_reason(sends, &person, &step.links, &env.db).await;
+                                    }
+                                }
+                                match held {
+                                    Some(reason) => Next::Hold(reason),
+                                    None if bound.reads_only() => Next::Read,
+                                    None => Next::Run(None),
+                                }
+                            }
+                        },
+                    },
                 }
             };
-            // The outbound rule, judged as if the gathered reads had run
-            // (they may bring web material in): when it would hold the
-            // call, they run first and the rule is asked again.
-            let sends = bound.sends();
-            if (step.exposed || !reads.is_empty())
-                && outbound::hold_reason(sends.clone(), &person, &step.links, &env.db).await.is_some()
-            {
-                run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-                if step.exposed {
-                    if let Some(reason) = outbound::hold_reason(sends, &person, &step.links, &env.db).await {
-                        hold = Some(Hold { call_id: call.call.id.clone(), reason: Some(reason) });
-                        break;
-                    }
+            match next {
+                Next::Read => reads.push(i),
+                Next::Hold(reason) => {
+                    hold = Some(Hold { call_id: call.call.id.clone(), reason: Some(reason) });
+                    break;
+                }
+                Next::Answer(answer) => {
+                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
+                    step.record(answer);
+                }
+                Next::Run(resume) => {
+                    run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
+                    ctx.active_tool(Some(call.name()));
+                    step.record(execute(env, ctx, call, resume).await);
                 }
             }
-            if bound.reads_only() {
-                reads.push(i);
-                continue;
-            }
-            run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
-            ctx.active_tool(Some(call.name()));
-            step.record(execute(env, ctx, call, None).await);
         }
         run_reads(env, ctx, &calls, &mut reads, width, &mut step).await?;
         ctx.active_tool(None);
