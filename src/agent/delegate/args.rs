@@ -16,16 +16,31 @@ pub enum Kind {
     Write,
 }
 
+/// What an item of the read set names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Artifact,
+    Section,
+    /// A project's outline.
+    Outline,
+    /// A project's continuity notes (summaries, glossary, motifs, cross
+    /// references).
+    Continuity,
+}
+
+/// The item fields that name a source, in the order they are looked for.
+const SOURCES: [(&str, Source); 4] = [
+    ("artifact", Source::Artifact),
+    ("section", Source::Section),
+    ("outline", Source::Outline),
+    ("continuity", Source::Continuity),
+];
+
 /// One item of the read set.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReadItem {
-    pub artifact: Option<String>,
-    pub section: Option<String>,
-    /// A project id: its outline.
-    pub outline: Option<String>,
-    /// A project id: its continuity notes (summaries, glossary, motifs,
-    /// cross references).
-    pub continuity: Option<String>,
+    /// What it names, and its id (`None`: the item names nothing).
+    pub source: Option<(Source, String)>,
     pub purpose: String,
     /// May be dropped when the budget is short.
     pub optional: bool,
@@ -35,11 +50,9 @@ impl ReadItem {
     /// The key of the file it names (`artifact:<id>`, `section:<id>`,
     /// `outline:<project>`), if it names one file.
     pub fn key(&self) -> Option<String> {
-        self.artifact
-            .as_ref()
-            .map(|id| format!("artifact:{id}"))
-            .or_else(|| self.section.as_ref().map(|id| format!("section:{id}")))
-            .or_else(|| self.outline.as_ref().map(|id| format!("outline:{id}")))
+        let (source, id) = self.source.as_ref()?;
+        let (kind, _) = SOURCES.iter().find(|(_, s)| s == source)?;
+        (*source != Source::Continuity).then(|| format!("{kind}:{id}"))
     }
 }
 
@@ -72,11 +85,14 @@ impl DelegateArgs {
         };
         let mut reads = Vec::new();
         for r in f.objects("reads")? {
+            let mut source = None;
+            for (field, kind) in SOURCES {
+                if let Some(id) = r.opt_text(&[field])? {
+                    source = source.or(Some((kind, id)));
+                }
+            }
             reads.push(ReadItem {
-                artifact: r.opt_text(&["artifact"])?,
-                section: r.opt_text(&["section"])?,
-                outline: r.opt_text(&["outline"])?,
-                continuity: r.opt_text(&["continuity"])?,
+                source,
                 purpose: r.opt_text(&["purpose"])?.unwrap_or_default(),
                 optional: r.flag("optional")?,
             });

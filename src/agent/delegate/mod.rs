@@ -23,7 +23,7 @@
 mod args;
 mod child;
 
-pub use args::{is_id, spec, DelegateArgs, Kind, ReadItem, WriteItem, NAME};
+pub use args::{is_id, spec, DelegateArgs, Kind, ReadItem, Source, WriteItem, NAME};
 pub use child::{child_prompt, report, Progress, FINISHED, MARKER};
 
 use async_trait::async_trait;
@@ -132,35 +132,40 @@ async fn resolve(ctx: &ToolContext<'_>, reads: &[ReadItem]) -> Result<Vec<File>,
     let db = &ctx.db;
     let mut out = Vec::new();
     for item in reads {
-        if let Some(id) = &item.artifact {
-            let a = db.artifact(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
-            if a.session_id != ctx.session_id {
-                return Err(invalid(format!("reads: artifact {id} is not in this session")));
-            }
-            out.push(file(format!("artifact:{id}"), a.title, &item.purpose, a.content, a.created_at, item.optional));
-        } else if let Some(id) = &item.section {
-            let s = db.section(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
-            out.push(file(format!("section:{id}"), s.title, &item.purpose, s.content, s.updated_at, item.optional));
-        } else if let Some(project) = &item.outline {
-            let (text, _) = crate::tools::outline(db, project)
-                .await
-                .map_err(|e| invalid(format!("reads: outline of {project}: {e}")))?;
-            let now = crate::platform::now_ms();
-            out.push(file(format!("outline:{project}"), "Outline".into(), &item.purpose, text, now, item.optional));
-        } else if let Some(project) = &item.continuity {
-            let notes = db
-                .artifacts(&crate::store::continuity_session(project))
-                .await
-                .map_err(|e| invalid(format!("reads: continuity of {project}: {e}")))?;
-            let purpose = if item.purpose.is_empty() { "continuity" } else { &item.purpose };
-            for note in notes.into_iter().filter(|n| !n.content.trim().is_empty()) {
-                let key = format!("artifact:{}", note.id);
-                out.push(file(key, note.title, purpose, note.content, note.created_at, item.optional));
-            }
-        } else {
+        let Some((source, id)) = &item.source else {
             return Err(invalid(
                 "reads: each item names an artifact, a section, an outline or a project's continuity notes",
             ));
+        };
+        match source {
+            Source::Artifact => {
+                let a = db.artifact(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
+                if a.session_id != ctx.session_id {
+                    return Err(invalid(format!("reads: artifact {id} is not in this session")));
+                }
+                out.push(file(format!("artifact:{id}"), a.title, &item.purpose, a.content, a.created_at, item.optional));
+            }
+            Source::Section => {
+                let s = db.section(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
+                out.push(file(format!("section:{id}"), s.title, &item.purpose, s.content, s.updated_at, item.optional));
+            }
+            Source::Outline => {
+                let (text, _) =
+                    crate::tools::outline(db, id).await.map_err(|e| invalid(format!("reads: outline of {id}: {e}")))?;
+                let now = crate::platform::now_ms();
+                out.push(file(format!("outline:{id}"), "Outline".into(), &item.purpose, text, now, item.optional));
+            }
+            Source::Continuity => {
+                let notes = db
+                    .artifacts(&crate::store::continuity_session(id))
+                    .await
+                    .map_err(|e| invalid(format!("reads: continuity of {id}: {e}")))?;
+                let purpose = if item.purpose.is_empty() { "continuity" } else { &item.purpose };
+                for note in notes.into_iter().filter(|n| !n.content.trim().is_empty()) {
+                    let key = format!("artifact:{}", note.id);
+                    out.push(file(key, note.title, purpose, note.content, note.created_at, item.optional));
+                }
+            }
         }
     }
     Ok(out)
