@@ -27,18 +27,25 @@ const OMITTED: &[&str] = &["status"];
 const HELPERS: &str = r#"type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
 /** The members of union `T` that sample `S` is one of. */
 type Narrow<T, S> = T extends unknown ? (S extends T ? T : never) : never;
-/** `never` at every key of `S` that `T` declares optional (unless the Rust type omits it when empty) or lacks. */
-type Exact<T, S, O extends PropertyKey> = S extends readonly (infer E)[]
-  ? readonly Exact<T extends readonly (infer U)[] ? U : never, E, O>[]
-  : S extends object
-    ? {
-        [K in keyof S]: K extends Exclude<OptionalKeys<Narrow<T, S>>, O>
-          ? never
-          : K extends keyof Narrow<T, S>
-            ? Exact<Narrow<T, S>[K], S[K], O>
-            : never;
-      }
-    : S;
+/**
+ * `never` at every key of `S` that `T` declares optional (unless the Rust type omits it when empty) or lacks;
+ * values `T` leaves open (`unknown`, a record of any keys) are not looked into.
+ */
+type Exact<T, S, O extends PropertyKey> = unknown extends T
+  ? S
+  : S extends readonly (infer E)[]
+    ? readonly Exact<T extends readonly (infer U)[] ? U : never, E, O>[]
+    : S extends object
+      ? string extends keyof Narrow<T, S>
+        ? S
+        : {
+            [K in keyof S]: K extends Exclude<OptionalKeys<Narrow<T, S>>, O>
+              ? never
+              : K extends keyof Narrow<T, S>
+                ? Exact<Narrow<T, S>[K], S[K], O>
+                : never;
+          }
+      : S;
 function check<T>(): <S extends T>(sample: S & Exact<T, S, Omitted>) => void {
   return () => {};
 }
@@ -87,6 +94,8 @@ fn samples_of_every_value_sent_to_javascript() {
     s.add("Revision[]", &block_on(db.revisions_of(&chapter.id)).unwrap());
     let undone = block_on(db.undo_last(Origin::Agent)).unwrap().map(crate::store::UndoneChange::from);
     s.add("UndoneChange | null", &undone);
+    let notes = crate::store::continuity_session(&project.id);
+    block_on(db.append_note(&notes, "Glossary", "- **雪**: snow (第一章)\n")).unwrap();
     s.add("ProjectExport", &block_on(db.export_project(&project.id)).unwrap());
     block_on(db.add_memory("2026-12-01", "Prefers British spelling", vec!["style".into()])).unwrap();
     s.add("string[]", &block_on(db.memory_dates()).unwrap());
