@@ -259,34 +259,34 @@ async fn run(
             }
             progress.messages.push(Message::tool(c.id.clone(), result));
         }
-        match pending_write {
-            Some(Output { target, id, title, content, unmarked }) => {
-                if unmarked {
-                    progress.unmarked.push(target);
-                    let _ = ctx.db.record_receipt(&started(&progress)).await;
-                } else {
-                    let mut next = progress.clone();
-                    let id = id.unwrap_or_else(crate::platform::random_id);
-                    next.written.retain(|(t, _)| *t != target);
-                    next.written.push((target.clone(), id.clone()));
-                    match ctx.db.write_delegate_output(&ctx.session_id, &id, &title, &content, &started(&next)).await {
-                        Ok(()) => {
-                            progress = next;
-                            stage(Stage::Wrote, format!("{target} → {id}"));
-                            (ctx.emit)(ToolEvent::Artifact { id, title });
-                        }
-                        Err(e) => {
-                            if let Some(Message::Tool { content, .. }) = progress.messages.last_mut() {
-                                *content = format!("Error: the output was not written: {e}");
-                            }
-                            let _ = ctx.db.record_receipt(&started(&progress)).await;
+        // An output lands in one batch with the progress that names it;
+        // otherwise the progress is recorded on its own.
+        let mut wrote = false;
+        if let Some(Output { target, id, title, content, unmarked }) = pending_write {
+            if unmarked {
+                progress.unmarked.push(target);
+            } else {
+                let mut next = progress.clone();
+                let id = id.unwrap_or_else(crate::platform::random_id);
+                next.written.retain(|(t, _)| *t != target);
+                next.written.push((target.clone(), id.clone()));
+                match ctx.db.write_delegate_output(&ctx.session_id, &id, &title, &content, &started(&next)).await {
+                    Ok(()) => {
+                        progress = next;
+                        wrote = true;
+                        stage(Stage::Wrote, format!("{target} → {id}"));
+                        (ctx.emit)(ToolEvent::Artifact { id, title });
+                    }
+                    Err(e) => {
+                        if let Some(Message::Tool { content, .. }) = progress.messages.last_mut() {
+                            *content = format!("Error: the output was not written: {e}");
                         }
                     }
                 }
             }
-            None => {
-                let _ = ctx.db.record_receipt(&started(&progress)).await;
-            }
+        }
+        if !wrote {
+            let _ = ctx.db.record_receipt(&started(&progress)).await;
         }
     }
     drop(locks);
