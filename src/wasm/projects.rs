@@ -163,7 +163,10 @@ impl JsAgent {
 
     /// Restores an exported project (replacing one with the same id).
     #[wasm_bindgen(js_name = importProject, unchecked_return_type = "Promise<Project>")]
-    pub fn import_project(&self, #[wasm_bindgen(unchecked_param_type = "ProjectExport | Omit<ProjectExport, \"continuity\">")] document: JsValue) -> Promise {
+    pub fn import_project(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProjectExport | Omit<ProjectExport, \"continuity\">")] document: JsValue,
+    ) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
             let document = super::convert::value_from_js("a ProjectExport", document)?;

@@ -143,7 +143,14 @@ async fn resolve(ctx: &ToolContext<'_>, reads: &[ReadItem]) -> Result<Vec<File>,
                 if a.session_id != ctx.session_id {
                     return Err(invalid(format!("reads: artifact {id} is not in this session")));
                 }
-                out.push(file(format!("artifact:{id}"), a.title, &item.purpose, a.content, a.created_at, item.optional));
+                out.push(file(
+                    format!("artifact:{id}"),
+                    a.title,
+                    &item.purpose,
+                    a.content,
+                    a.created_at,
+                    item.optional,
+                ));
             }
             Source::Section => {
                 let s = db.section(id).await.map_err(|e| invalid(format!("reads: {e}")))?;
