@@ -79,14 +79,15 @@ fn kept_in(records: &[CallRecord], from: usize, to: usize) -> Vec<&str> {
 }
 
 /// What stands in a message for the text of an artifact the person turned
-/// off (`title` given) or deleted.
-fn left_out(id: &str, title: Option<&str>) -> String {
-    match title {
-        Some(title) => format!(
-            "[Left out: artifact {id} (\"{title}\") is turned off by the person; its text is not in this conversation \
-             until it is turned on again.]"
-        ),
-        None => format!("[Left out: artifact {id} was deleted by the person.]"),
+/// off or deleted (its id only: its title can carry its text too).
+fn left_out(id: &str, deleted: bool) -> String {
+    if deleted {
+        format!("[Left out: artifact {id} was deleted by the person.]")
+    } else {
+        format!(
+            "[Left out: artifact {id} is turned off by the person; its text is not in this conversation until it is \
+             turned on again.]"
+        )
     }
 }
 
@@ -95,19 +96,19 @@ fn left_out(id: &str, title: Option<&str>) -> String {
 /// bulk arguments (an artifact's content written by the model) too.
 async fn without_hidden(env: &AgentEnv, state: &AgentState, active: &[Listed]) -> Vec<(usize, Message)> {
     let is_active = |id: &str| active.iter().any(|a| a.id == id);
-    let mut gone: Vec<(&str, Option<String>)> = Vec::new();
+    let mut gone: Vec<(&str, bool)> = Vec::new();
     for id in state.records.iter().flat_map(CallRecord::artifacts) {
         if !is_active(id) && !gone.iter().any(|(g, _)| *g == id) {
             match env.db.artifact(id).await {
                 Ok(a) if a.is_active => {}
-                found => gone.push((id, found.ok().map(|a| a.title))),
+                found => gone.push((id, found.is_err())),
             }
         }
     }
     let mut out = Vec::new();
     for record in &state.records {
-        let Some((id, title)) = gone.iter().find(|(g, _)| record.artifacts().any(|a| a == *g)) else { continue };
-        let placeholder = left_out(id, title.as_deref());
+        let Some((id, deleted)) = gone.iter().find(|(g, _)| record.artifacts().any(|a| a == *g)) else { continue };
+        let placeholder = left_out(id, *deleted);
         let Some(Message::Tool { tool_call_id, .. }) = state.messages.get(record.at) else { continue };
         out.push((record.at, Message::tool(tool_call_id.clone(), placeholder.clone())));
         // The call's own arguments, in the assistant message before it.
