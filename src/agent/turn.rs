@@ -173,15 +173,7 @@ impl Agent {
         if let Err(e) = self.env.db.record_input(session_id, input).await {
             warn(&options, format!("the message was not added to the session's transcript: {e}"));
         }
-        let sink = options.on_event.clone();
-        let listener = move |e: &GraphEvent<'_, AgentEvent>| {
-            if let Some(sink) = &sink {
-                events::relay(e, sink.as_ref());
-            }
-        };
-        let loaded = |state: &mut AgentState| super::legacy::backfill(state, &self.env.tools);
-        let outcome = self.graph.invoke(update, &self.config(session_id, &options, &listener, &loaded)).await?;
-        self.finished(session_id, Agent::result(outcome), &options).await
+        self.run(session_id, Start::Invoke(update), options).await
     }
 
     /// Records a finished run (its checkpoints are durable now, so its
@@ -252,7 +244,8 @@ impl Agent {
         options: SendOptions,
     ) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        self.go_on(session_id, Some(serde_json::to_value(decision).unwrap_or_default()), options).await
+        let decision = serde_json::to_value(decision).unwrap_or_default();
+        self.run(session_id, Start::Resume(Some(decision)), options).await
     }
 
     /// Continues a run that stopped before it finished (the tab closed or
@@ -268,17 +261,12 @@ impl Agent {
                 format!("the run waits for a review of {}: approve or reject it", review.tool),
             ));
         }
-        self.go_on(session_id, None, options).await
+        self.run(session_id, Start::Resume(None), options).await
     }
 
-    /// Resumes the session's run at its latest checkpoint (with `value`
-    /// answering a pending review).
-    async fn go_on(
-        &self,
-        session_id: &str,
-        value: Option<serde_json::Value>,
-        options: SendOptions,
-    ) -> Result<RunResult, AgentError> {
+    /// Runs the graph on the session (a new turn, or the latest checkpoint's
+    /// run resumed) and records how it finished.
+    async fn run(&self, session_id: &str, start: Start, options: SendOptions) -> Result<RunResult, AgentError> {
         let sink = options.on_event.clone();
         let listener = move |e: &GraphEvent<'_, AgentEvent>| {
             if let Some(sink) = &sink {
@@ -286,7 +274,19 @@ impl Agent {
             }
         };
         let loaded = |state: &mut AgentState| super::legacy::backfill(state, &self.env.tools);
-        let outcome = self.graph.resume(value, &self.config(session_id, &options, &listener, &loaded)).await?;
+        let config = self.config(session_id, &options, &listener, &loaded);
+        let outcome = match start {
+            Start::Invoke(update) => self.graph.invoke(update, &config).await?,
+            Start::Resume(value) => self.graph.resume(value, &config).await?,
+        };
         self.finished(session_id, Agent::result(outcome), &options).await
     }
+}
+
+/// How a run starts.
+enum Start {
+    /// A new turn with this input.
+    Invoke(AgentUpdate),
+    /// The latest checkpoint's run goes on (with the answer to its review).
+    Resume(Option<serde_json::Value>),
 }
