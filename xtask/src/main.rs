@@ -97,6 +97,9 @@ fn test() -> Result {
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
     let tsc = root.join("www/node_modules/.bin/tsc");
+    // Samples of every value the package sends to JS, serialised by the Rust
+    // types (target/ts-samples/samples.ts), checked with the consumer.
+    run(Cmd::new("cargo").args(["test", "-p", "atelier-agent", "--lib", "boundary::"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
     // The package's own JS modules (JSDoc-typed).
