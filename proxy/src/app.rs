@@ -8,12 +8,12 @@ use axum::http::{header, HeaderValue, Method};
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
 use serde_json::{json, Value};
-use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 use tower_http::services::{ServeDir, ServeFile};
 
 use crate::state::{AppState, State};
 use crate::upstream::{describe_models, redact_url};
-use crate::{chat, gate, limit, log, web};
+use crate::{chat, gate, limit, log, mcp, web};
 
 pub fn router(State(state): State) -> Router {
     let api = Router::new()
@@ -21,6 +21,7 @@ pub fn router(State(state): State) -> Router {
         .route("/v1/chat/completions", post(chat::completions))
         .route("/api/tools/web-search", post(web::search))
         .route("/api/tools/open-url", post(web::open_url))
+        .route("/api/mcp/{*server}", post(mcp::relay::relay).get(mcp::relay::relay).delete(mcp::relay::relay))
         .route_layer(middleware::from_fn_with_state(state.clone(), limit::guard))
         .route("/api/health", get(health))
         .layer(DefaultBodyLimit::max(state.body_limit));
@@ -47,9 +48,16 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
     Some(
         CorsLayer::new()
             .allow_origin(allow)
-            .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-            .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
-            .expose_headers([header::RETRY_AFTER])
+            .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+            // The MCP relay's clients send `Mcp-*` headers with open-ended
+            // names (`Mcp-Param-<name>`); the origin is already on the list,
+            // and every handler forwards only the headers it knows.
+            .allow_headers(AllowHeaders::mirror_request())
+            .expose_headers([
+                header::RETRY_AFTER,
+                header::HeaderName::from_static("mcp-session-id"),
+                header::HeaderName::from_static("mcp-protocol-version"),
+            ])
             .max_age(Duration::from_secs(600)),
     )
 }
@@ -72,5 +80,6 @@ async fn health(AxumState(state): AxumState<Arc<AppState>>) -> Json<Value> {
         "chat": { "configured": upstream.is_some(), "upstream": upstream },
         "search": { "configured": state.search_url.is_some(), "url": state.search_url.as_deref().map(redact_url) },
         "clientTokenRequired": state.client_token.is_some(),
+        "mcp": state.mcp.health().await,
     }))
 }

@@ -15,6 +15,7 @@ mod facts;
 mod gate;
 mod limit;
 mod log;
+mod mcp;
 mod models;
 pub mod ollama;
 pub mod page;

@@ -96,6 +96,24 @@ pub struct Settings {
     /// 32,768 tokens hold about 4.5 GiB of KV cache for an 8B model (f16).
     #[arg(long, env = "ATELIER_OLLAMA_MAX_CONTEXT", default_value_t = 32_768)]
     pub ollama_max_context: u64,
+    /// MCP servers relayed at `/api/mcp/<name>`: comma-separated `name=url`
+    /// (names of 1 to 32 of a-z, 0-9 and -), e.g. `notes=http://127.0.0.1:3001/mcp`.
+    /// Loopback and private addresses are allowed: the operator chose them.
+    #[arg(long, env = "ATELIER_MCP_SERVERS", value_delimiter = ',')]
+    pub mcp_servers: Vec<String>,
+
+    /// Bearer token of one MCP server, `name=token` (repeatable); sent to that
+    /// server only. The environment variable `ATELIER_MCP_TOKEN_<NAME>` (the
+    /// name upper-cased, `-` as `_`) does the same.
+    #[arg(long = "mcp-token", value_name = "NAME=TOKEN")]
+    pub mcp_tokens: Vec<String>,
+
+    /// Seconds an MCP server's notification stream (the GET stream, or the
+    /// answer to `subscriptions/listen`) may stay silent before the relay ends
+    /// it (the client opens it again); quiet streams get a keepalive comment
+    /// every 15 s meanwhile. Other answers wait ATELIER_UPSTREAM_TIMEOUT.
+    #[arg(long, env = "ATELIER_MCP_STREAM_IDLE", default_value_t = 300)]
+    pub mcp_stream_idle: u64,
 
     /// Test-only: socket addresses open-url may fetch although they are not public.
     #[arg(long, env = "ATELIER_OPEN_URL_ALLOW", value_delimiter = ',', hide = true)]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::gate::Gate;
 use crate::limit::RateLimiter;
+use crate::mcp::McpServers;
 use crate::settings::{non_empty, Settings};
 use crate::upstream::Upstreams;
 
@@ -23,6 +24,8 @@ pub struct AppState {
     /// Which hosts and origins may use the proxy.
     pub gate: Gate,
     pub allow_any_model: bool,
+    /// The MCP servers relayed at `/api/mcp/<name>`.
+    pub mcp: McpServers,
     /// Time budget of one page's conversion to Markdown.
     pub page_timeout: Duration,
     pub(crate) allowed_origins: Vec<String>,
@@ -45,6 +48,7 @@ impl State {
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let mcp = McpServers::new(&settings)?;
         let upstreams = Upstreams::start(&settings).await;
         Ok(State(Arc::new(AppState {
             upstreams,
@@ -56,6 +60,7 @@ impl State {
             open_url_allow: settings.open_url_allow.clone(),
             gate: Gate::new(bound, &settings.allowed_hosts, &settings.allowed_origins),
             allow_any_model: settings.allow_any_model,
+            mcp,
             page_timeout: Duration::from_millis(settings.page_timeout_ms.max(1)),
             allowed_origins: settings
                 .allowed_origins
@@ -85,5 +90,6 @@ impl State {
         if s.search_url.is_none() {
             eprintln!("atelier-proxy: no search API (ATELIER_SEARCH_URL): web search answers 503");
         }
+        s.mcp.describe();
     }
 }

@@ -7,16 +7,10 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{client, with_upstream, FakeUpstream, Proxy, Reply, KEY};
+use support::{client, error_of, with_upstream, FakeUpstream, Proxy, Reply, KEY};
 
 fn chat_body() -> Value {
     json!({"model": "main", "messages": [{"role": "user", "content": "hi"}]})
-}
-
-async fn error_of(response: reqwest::Response) -> (u16, String) {
-    let status = response.status().as_u16();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    (status, body["error"]["type"].as_str().unwrap_or_default().to_owned())
 }
 
 #[tokio::test]

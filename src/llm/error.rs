@@ -41,17 +41,18 @@ pub enum LlmError {
 
 impl LlmError {
     /// Stable machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::error::ErrorCode {
+        use crate::error::ErrorCode;
         match self {
-            LlmError::StructuredOutputRefused(_) => "structured_output_refused",
-            LlmError::ContextTooLong(_) => "context_too_long",
-            LlmError::Auth { .. } => "auth",
-            LlmError::RateLimited { .. } => "rate_limited",
-            LlmError::NotConfigured(_) => "not_configured",
-            LlmError::UpstreamUnavailable { .. } => "upstream_unavailable",
-            LlmError::BadRequest { .. } => "bad_request",
-            LlmError::Aborted => "aborted",
-            LlmError::MalformedResponse(_) => "malformed_response",
+            LlmError::StructuredOutputRefused(_) => ErrorCode::StructuredOutputRefused,
+            LlmError::ContextTooLong(_) => ErrorCode::ContextTooLong,
+            LlmError::Auth { .. } => ErrorCode::Auth,
+            LlmError::RateLimited { .. } => ErrorCode::RateLimited,
+            LlmError::NotConfigured(_) => ErrorCode::NotConfigured,
+            LlmError::UpstreamUnavailable { .. } => ErrorCode::UpstreamUnavailable,
+            LlmError::BadRequest { .. } => ErrorCode::BadRequest,
+            LlmError::Aborted => ErrorCode::Aborted,
+            LlmError::MalformedResponse(_) => ErrorCode::MalformedResponse,
         }
     }
 

@@ -9,6 +9,7 @@
 mod error;
 mod model;
 mod retry;
+#[cfg(any(test, feature = "testing"))]
 mod scripted;
 mod sse;
 mod stream;
@@ -29,6 +30,7 @@ pub(crate) use proxy_client::post_json;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_client::{ProxyConfig, ProxyModel};
 pub use retry::{with_retries, AttemptError, RetryPolicy};
+#[cfg(any(test, feature = "testing"))]
 pub use scripted::{ScriptedModel, Step};
 pub use sse::{EventTooLarge, SseDecoder, SseEvent, MAX_EVENT_BYTES};
 pub use stream::{parse_completion, parse_completion_with, StreamAssembler};

@@ -4,7 +4,7 @@
 //! * `cargo xtask test`  — installs what is missing, then runs every test layer.
 //! * `cargo xtask demo`  — builds the package and the demo app and serves them.
 //! * `cargo xtask build` — builds the npm package (per wasm-pack.toml) and the demo.
-//! * `cargo xtask bench [browser|adit|proxy]` — runs the benchmarks (or one group).
+//! * `cargo xtask bench [browser|cold|adit|proxy|mcp]` — runs the benchmarks (or one group).
 //! * `cargo xtask setup` — only installs what is missing.
 //! * `cargo xtask fuzz [SECONDS]` — runs the cargo-fuzz targets for a while.
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         Some("setup") => tools::ensure_all().map(|_| ()),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         _ => Err(
-            "usage: cargo xtask <test|demo|build|bench [browser|adit|proxy]|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
+            "usage: cargo xtask <test|demo|build|bench [browser|cold|adit|proxy|mcp]|setup|fuzz [SECONDS]>\n  test   install what is missing, then run every test layer\n  demo   build and serve the demo at http://127.0.0.1:8787"
                 .into(),
         ),
     };
@@ -64,6 +64,13 @@ fn test() -> Result {
     run(Cmd::new("cargo").args(["build", "--package", "atelier-proxy"]).dir(&root))?;
     run(Cmd::new(&python).args(["-m", "pytest", "-q", "tests/python"]).dir(&root))?;
 
+    section("layer 1c: the official MCP client and the reference MCP server through the proxy's relay");
+    tools::npm_ci(&root.join("tests/mcp"))?;
+    run(Cmd::new("node")
+        .args(["--test", "tests/mcp/relay.test.mjs"])
+        .dir(&root)
+        .env("ATELIER_PROXY_BIN", root.join("target/debug/atelier-proxy")))?;
+
     section("layer 2: browser tests (wasm-pack test, headless Chromium)");
     // The storage tests load Dexie (the npm package) for the interop check.
     tools::npm_ci(&root.join("www"))?;
@@ -90,6 +97,9 @@ fn test() -> Result {
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
     let tsc = root.join("www/node_modules/.bin/tsc");
+    // Samples of every value the package sends to JS, serialised by the Rust
+    // types (target/ts-samples/samples.ts), checked with the consumer.
+    run(Cmd::new("cargo").args(["test", "-p", "atelier-agent", "--lib", "boundary::"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
     // The package's own JS modules (JSDoc-typed).
@@ -151,8 +161,8 @@ fn demo() -> Result {
 }
 
 fn bench(only: Option<&str>) -> Result {
-    if !matches!(only, None | Some("browser" | "cold" | "adit" | "proxy")) {
-        return Err("usage: cargo xtask bench [browser|cold|adit|proxy]".into());
+    if !matches!(only, None | Some("browser" | "cold" | "adit" | "proxy" | "mcp")) {
+        return Err("usage: cargo xtask bench [browser|cold|adit|proxy|mcp]".into());
     }
     let wanted = |group: &str| only.is_none() || only == Some(group);
     tools::ensure_all()?;
@@ -170,6 +180,9 @@ fn bench(only: Option<&str>) -> Result {
     if wanted("proxy") {
         section("proxy overhead (loopback)");
         run(Cmd::new("cargo").args(["bench", "-p", "atelier-proxy", "--bench", "passthrough"]).dir(&root))?;
+    }
+    if wanted("mcp") {
+        mcp_relay_bench(&root)?;
     }
     Ok(())
 }
@@ -197,6 +210,20 @@ fn cold_start_bench(root: &Path) -> Result {
     let mut node = std::process::Command::new("node");
     node.arg(root.join("benches/browser/cold-start.mjs")).arg(pkg).arg(&harness).arg("10").current_dir(root);
     node_to_jsonl(node, &root.join("target/bench-cold.jsonl"), "the cold-start benchmark")
+}
+
+/// The MCP relay's added latency per tool call (the official MCP client,
+/// direct and through the release proxy, interleaved); results in
+/// target/bench-mcp.jsonl.
+fn mcp_relay_bench(root: &Path) -> Result {
+    section("MCP relay: tool calls direct and through the proxy (loopback)");
+    run(Cmd::new("cargo").args(["build", "--release", "--package", "atelier-proxy"]).dir(root))?;
+    tools::npm_ci(&root.join("tests/mcp"))?;
+    let mut node = std::process::Command::new("node");
+    node.arg("tests/mcp/bench.mjs")
+        .current_dir(root)
+        .env("ATELIER_PROXY_BIN", root.join("target/release/atelier-proxy"));
+    node_to_jsonl(node, &root.join("target/bench-mcp.jsonl"), "the MCP relay benchmark")
 }
 
 /// Runs a node benchmark script whose stdout is JSON lines into `results`,

@@ -32,6 +32,7 @@ pub enum Reply {
 /// One request the fake upstream received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    pub method: String,
     pub path: String,
     pub headers: HeaderMap,
     pub body: serde_json::Value,
@@ -163,13 +164,14 @@ impl Drop for DropGuard {
 pub const LISTINGS: &[&str] = &["/api/tags", "/api/ps", "/api/show", "/api/version", "/props", "/api/v0/models"];
 
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
+    let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
     if LISTINGS.contains(&path.as_str()) {
         let listing = fake.routes.lock().unwrap().get(&path).cloned();
-        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        fake.models_seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
         let (status, body) = listing.map_or((404, "{}".to_owned()), |l| (200, l.to_string()));
         return Response::builder()
             .status(status)
@@ -178,7 +180,7 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .unwrap();
     }
     if path.ends_with("/models") {
-        fake.models_seen.lock().unwrap().push(Seen { path, headers, body });
+        fake.models_seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
         let (status, list) = fake.models.lock().unwrap().clone().unwrap_or_else(|| {
             let ids = ["m", "big-model", "small-model", "text-embedding-3-small"];
             (200, serde_json::json!({"object": "list", "data": ids.map(|id| serde_json::json!({"id": id, "object": "model"}))}))
@@ -190,7 +192,7 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .unwrap();
     }
     let native = (path == "/api/chat").then(|| (body["model"].clone(), body["stream"].as_bool().unwrap_or(true)));
-    fake.seen.lock().unwrap().push(Seen { path, headers, body });
+    fake.seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
         // Ollama's native chat (what the proxy sends a found Ollama): one
@@ -360,6 +362,13 @@ pub fn with_upstream(up: &FakeUpstream, extra: &[(&str, String)]) -> Proxy {
     ];
     env.extend(extra.iter().cloned());
     Proxy::start(&env)
+}
+
+/// The status and the `error.type` of an error answer.
+pub async fn error_of(response: reqwest::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.unwrap_or(serde_json::Value::Null);
+    (status, body["error"]["type"].as_str().unwrap_or_default().to_owned())
 }
 
 pub fn client() -> reqwest::Client {
