@@ -15,7 +15,7 @@ mod error;
 mod history;
 mod memories;
 mod model;
-mod order;
+pub(crate) mod order;
 mod projects;
 mod receipts;
 pub mod schema;
