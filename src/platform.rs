@@ -24,6 +24,11 @@ mod imp {
         gloo_timers::future::TimeoutFuture::new(ms).await;
     }
 
+    pub fn spawn(task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) -> bool {
+        wasm_bindgen_futures::spawn_local(task);
+        true
+    }
+
     #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/wasm/js/locks.js")]
     extern "C" {
         #[wasm_bindgen(js_name = tryLock)]
@@ -116,6 +121,10 @@ mod imp {
         futures_timer::Delay::new(duration).await;
     }
 
+    pub fn spawn(_task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) -> bool {
+        false
+    }
+
     pub fn timezone_offset_minutes() -> i32 {
         0
     }
@@ -179,6 +188,13 @@ pub fn timezone_offset_minutes() -> i32 {
 /// Waits `duration` without blocking the event loop.
 pub async fn sleep(duration: Duration) {
     imp::sleep(duration).await
+}
+
+/// Runs `task` in the background on the browser's event loop and says so;
+/// natively there is no event loop to run it on: it is dropped and `false`
+/// comes back (callers then do the work when it is asked for).
+pub fn spawn(task: impl std::future::Future<Output = ()> + 'static) -> bool {
+    imp::spawn(Box::pin(task))
 }
 
 /// A lock held until it is dropped: across every tab of the origin in the

@@ -158,6 +158,13 @@ impl Breaks {
         breaks
     }
 
+    /// Appends `more` (the breaks of the runs that follow).
+    pub fn extend(&mut self, more: &Breaks) {
+        for i in 0..more.len {
+            self.push(more.starts(i));
+        }
+    }
+
     fn push(&mut self, bit: bool) {
         if self.len % 8 == 0 {
             self.bits.push(0);
