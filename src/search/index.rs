@@ -227,7 +227,9 @@ impl Index {
             }
             scored.push((score, *slot));
         }
-        crate::store::order::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // Ties go by key, so an order survives a reload (slots do not).
+        let key = |slot: u32| self.docs[slot as usize].as_ref().map(|d| d.doc.key.as_str());
+        crate::store::order::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then_with(|| key(a.1).cmp(&key(b.1))));
         scored.truncate(limit);
         scored.into_iter().filter_map(|(score, slot)| self.hit(slot, score, &doc_runs)).collect()
     }

@@ -216,7 +216,9 @@ pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit
                 None => hits.push(hit),
             }
         }
-        crate::store::order::sort_by(&mut hits, |a, b| b.score.total_cmp(&a.score));
+        crate::store::order::sort_by(&mut hits, |a, b| {
+            b.score.total_cmp(&a.score).then_with(|| (a.kind.scope_name(), &a.id).cmp(&(b.kind.scope_name(), &b.id)))
+        });
         hits.truncate(limit);
     }
     hits

@@ -143,7 +143,7 @@ pub(crate) fn changed_keys(changes: &[Change]) -> Vec<String> {
 }
 
 /// Where a search index stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchStatus {
     /// Records searchable now.
@@ -152,6 +152,10 @@ pub struct SearchStatus {
     pub pending: usize,
     /// Every stored record is searchable.
     pub complete: bool,
+    /// Texts this connection segmented since it opened (the rest came with their stored segmentation).
+    pub segmented: usize,
+    /// The longest stretch of indexing work without yielding to the page, in ms.
+    pub longest_slice_ms: f64,
 }
 
 /// A search's hits, and whether they cover everything.
@@ -264,6 +268,10 @@ pub struct SearchIndex {
     /// The background task is spawned.
     worker: Cell<bool>,
     backend: RefCell<Option<Weak<dyn Backend>>>,
+    segmented: Cell<usize>,
+    longest_slice: Cell<f64>,
+    /// How long a search waits for queued work ([`SEARCH_WAIT_MS`] unless set).
+    wait_ms: Cell<Option<f64>>,
 }
 
 fn hash_text(hash: u64) -> String {
@@ -286,7 +294,19 @@ impl SearchIndex {
     pub fn status(&self) -> SearchStatus {
         let live = self.live.borrow();
         let pending = live.queue.len() + live.reread.len();
-        SearchStatus { indexed: live.index.len(), pending, complete: live.load == Load::Done && pending == 0 }
+        SearchStatus {
+            indexed: live.index.len(),
+            pending,
+            complete: live.load == Load::Done && pending == 0,
+            segmented: self.segmented.get(),
+            longest_slice_ms: self.longest_slice.get(),
+        }
+    }
+
+    /// How long a search waits for queued work before answering from what
+    /// is indexed (tests make it 0 to see a partial answer).
+    pub fn set_search_wait(&self, ms: f64) {
+        self.wait_ms.set(Some(ms));
     }
 
     fn has_work(&self) -> bool {
@@ -353,7 +373,7 @@ impl SearchIndex {
         let query = Query::parse(query).map_err(invalid)?;
         let scope =
             options.scope().map_err(|e| StoreError::Invalid { field: "scope".into(), message: e.to_string() })?;
-        self.catch_up(backend, SEARCH_WAIT_MS).await?;
+        self.catch_up(backend, self.wait_ms.get().unwrap_or(SEARCH_WAIT_MS)).await?;
         let live = self.live.borrow();
         let mut hits = search::run(&live.index, &query, &scope, options.limit());
         for hit in hits.iter_mut().filter(|h| h.kind == Kind::Transcript) {
@@ -369,7 +389,6 @@ impl SearchIndex {
     /// of the load, else the queue (for at most [`SLICE_MS`]); then stores
     /// what segmentations are ready.
     async fn slice(&self, backend: &dyn Backend) -> Result<()> {
-        let started = platform::now_ms();
         let reread: Vec<String> = {
             let mut live = self.live.borrow_mut();
             let n = live.reread.len().min(SAVE_BATCH);
@@ -381,8 +400,13 @@ impl SearchIndex {
         } else if load != Load::Done {
             self.load_page(backend, load).await?;
         } else {
+            let started = platform::now_ms();
             let mut live = self.live.borrow_mut();
-            while platform::now_ms() - started < SLICE_MS && live.segment_next() {}
+            let mut segmented = 0;
+            while platform::now_ms() - started < SLICE_MS && live.segment_next(&mut segmented) {}
+            self.segmented.set(self.segmented.get() + segmented);
+            drop(live);
+            self.note_block(started);
         }
         let ready = {
             let mut live = self.live.borrow_mut();
@@ -406,6 +430,11 @@ impl SearchIndex {
         Ok(())
     }
 
+    /// Records how long the page was blocked since `started`.
+    fn note_block(&self, started: f64) {
+        self.longest_slice.set(self.longest_slice.get().max(platform::now_ms() - started));
+    }
+
     async fn read_again(&self, backend: &dyn Backend, keys: Vec<String>) -> Result<()> {
         let mut by_store: Vec<(&'static str, Vec<String>)> = Vec::new();
         for key in &keys {
@@ -418,6 +447,7 @@ impl SearchIndex {
         }
         for (store, ids) in by_store {
             let found = backend.get_many(store, &ids).await?;
+            let started = platform::now_ms();
             let mut live = self.live.borrow_mut();
             for (id, record) in ids.iter().zip(found) {
                 match record.as_ref().and_then(|r| doc_of(store, r)) {
@@ -425,6 +455,8 @@ impl SearchIndex {
                     None => live.change(Change::Delete(doc_key(store, id))),
                 }
             }
+            drop(live);
+            self.note_block(started);
         }
         Ok(())
     }
@@ -467,6 +499,7 @@ impl SearchIndex {
             Load::Records(store_at, after) => {
                 let store = SEARCHED[store_at];
                 let page = backend.page(store, after.as_deref(), count).await?;
+                let started = platform::now_ms();
                 let mut live = self.live.borrow_mut();
                 let last = page.last().and_then(|v| v.get("id")?.as_str().map(str::to_owned));
                 let mut chars = 0;
@@ -483,6 +516,7 @@ impl SearchIndex {
                     None if store_at + 1 < SEARCHED.len() => Load::Records(store_at + 1, None),
                     None => Load::Done,
                 };
+                self.note_block(started);
                 if live.load == Load::Done {
                     // Segmentations of records that are gone (deleted by another app).
                     let orphans: Vec<Write> = live
@@ -511,6 +545,10 @@ impl SearchIndex {
 
 impl Live {
     fn change(&mut self, change: Change) {
+        if let Some(key) = change.key() {
+            // A segmentation made for the text this replaces must not be stored after it.
+            self.unsaved.retain(|entry| entry.get("key").and_then(Value::as_str) != Some(key));
+        }
         match change {
             Change::Put(doc) => {
                 if self.index.hash_of(&doc.key) == Some(doc.hash) {
@@ -553,7 +591,7 @@ impl Live {
 
     /// Segments (part of) the oldest waiting document; indexes it once it
     /// is whole. False when nothing waits.
-    fn segment_next(&mut self) -> bool {
+    fn segment_next(&mut self, segmented: &mut usize) -> bool {
         let Some(pending) = self.queue.front() else { return false };
         let runs = pending.runs.get_or_insert_with(|| runs_of(&pending.doc));
         if runs.is_empty() {
@@ -575,6 +613,7 @@ impl Live {
             return true;
         }
         let Some(done) = self.queue.pop_front() else { return false };
+        *segmented += 1;
         self.unsaved
             .push(json!({ "key": done.doc.key, "hash": hash_text(done.doc.hash), "breaks": done.breaks.encode() }));
         self.index.add(done.doc, &done.breaks);

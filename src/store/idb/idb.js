@@ -244,12 +244,12 @@ export function listenForKeys(channel, listener) {
  * when `after` is null), in key order.
  *
  * @param {IDBObjectStore} store
- * @param {string | null} after
+ * @param {string | null | undefined} after
  * @param {number} count
  * @returns {IDBRequest}
  */
 export function pageAfter(store, after, count) {
-  return store.getAll(after === null ? null : IDBKeyRange.lowerBound(after, true), count);
+  return store.getAll(after == null ? null : IDBKeyRange.lowerBound(after, true), count);
 }
 
 /**

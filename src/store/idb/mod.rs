@@ -193,6 +193,11 @@ impl IdbBackend {
         }
     }
 
+    /// The database's name.
+    pub fn name(&self) -> String {
+        self.db.name()
+    }
+
     /// Closes the connection.
     pub fn close(&self) {
         self.db.close();
