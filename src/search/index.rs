@@ -43,14 +43,15 @@ pub struct Doc {
     pub hash: u64,
 }
 
-/// The fingerprint a [`Doc`] carries: FNV-1a over the title, a NUL and the body.
+/// The fingerprint a [`Doc`] carries: FNV-1a over the title, a NUL and the
+/// body, cut to 53 bits (stored as a JS number, exactly).
 pub fn text_hash(title: &str, body: &str) -> u64 {
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
     for b in title.bytes().chain([0]).chain(body.bytes()) {
         hash ^= u64::from(b);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    hash
+    hash & ((1 << 53) - 1)
 }
 
 struct Indexed {

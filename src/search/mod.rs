@@ -27,7 +27,7 @@ pub mod index;
 pub mod stem;
 pub mod text;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use index::{text_hash, Doc, Index};
 
@@ -68,6 +68,10 @@ pub enum SearchError {
     EmptyQuery,
     #[error("unknown scope {0:?} (manuscripts, plot, artifacts, memories or transcripts)")]
     UnknownScope(String),
+    #[error(
+        "search options: `{0}` has the wrong type (scope: string[], projectId and sessionId: string, limit: number)"
+    )]
+    Options(String),
 }
 
 /// Which documents a search looks at.
@@ -106,16 +110,11 @@ impl Scope {
 }
 
 /// The options of `agent.search`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchOptions {
-    #[serde(default)]
     pub scope: Vec<String>,
-    #[serde(default)]
     pub project_id: Option<String>,
-    #[serde(default)]
     pub session_id: Option<String>,
-    #[serde(default)]
     pub limit: Option<f64>,
 }
 
@@ -124,6 +123,33 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 100;
 
 impl SearchOptions {
+    /// From `{ scope?, projectId?, sessionId?, limit? }` (null or absent: the defaults).
+    pub fn from_value(value: &serde_json::Value) -> Result<SearchOptions, SearchError> {
+        use serde_json::Value;
+        let wrong = |field: &str| SearchError::Options(field.to_owned());
+        let Some(fields) = value.as_object() else {
+            return if value.is_null() { Ok(SearchOptions::default()) } else { Err(wrong("options")) };
+        };
+        let text = |field: &str| match fields.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(wrong(field)),
+        };
+        let scope = match fields.get("scope") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(names)) => names
+                .iter()
+                .map(|n| n.as_str().map(str::to_owned).ok_or_else(|| wrong("scope")))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(wrong("scope")),
+        };
+        let limit = match fields.get("limit") {
+            None | Some(Value::Null) => None,
+            Some(n) => Some(n.as_f64().ok_or_else(|| wrong("limit"))?),
+        };
+        Ok(SearchOptions { scope, project_id: text("projectId")?, session_id: text("sessionId")?, limit })
+    }
+
     pub fn scope(&self) -> Result<Scope, SearchError> {
         Scope::of(&self.scope, self.project_id.clone(), self.session_id.clone())
     }
@@ -157,9 +183,9 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 const MAX_PARTS: usize = 32;
 
 impl Query {
-    /// The parts of `text`: each word of letters or digits, each run of
-    /// dictionary characters whole. Punctuation only is a query with no part
-    /// (it finds nothing); an empty or blank one is refused.
+    /// The parts of `text`: each word of letters or digits, each word of a
+    /// dictionary run (see [`split_runs`]). Punctuation only is a query with
+    /// no part (it finds nothing); an empty or blank one is refused.
     pub fn parse(text: &str) -> Result<Query, SearchError> {
         if text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
@@ -174,54 +200,38 @@ impl Query {
             }
             joining = w.dictionary;
         });
-        Ok(Query { parts: distinct(parts) })
-    }
-
-    /// The query with each dictionary run cut into its words, as the
-    /// segmenter cuts it (`None` when that changes nothing): a
-    /// half-remembered line is found by its words, wherever they stand.
-    pub fn words(&self) -> Option<Query> {
-        let mut parts = Vec::with_capacity(self.parts.len());
-        for part in &self.parts {
-            if !part.dictionary || part.text.chars().nth(1).is_none() {
-                parts.push(part.clone());
-                continue;
-            }
-            let breaks = text::segment_now(&[&part.text]);
-            let mut word = String::new();
-            for (i, c) in part.text.chars().enumerate() {
-                if breaks.starts(i) && !word.is_empty() {
-                    parts.push(Part { text: std::mem::take(&mut word), dictionary: true });
-                }
-                word.push(c);
-            }
-            parts.push(Part { text: word, dictionary: true });
-        }
-        let parts = distinct(parts);
-        (parts != self.parts).then_some(Query { parts })
+        Ok(Query { parts: distinct(split_runs(parts)) })
     }
 }
 
-/// Runs `query` on `index`: the documents that hold each part as written
-/// (a dictionary run on word boundaries), and those that hold each of its
-/// words (see [`Query::words`]); a document found both ways keeps its
-/// better score. Best first, at most `limit`.
-pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
-    let mut hits = index.search(query, scope, limit);
-    if let Some(words) = query.words() {
-        for hit in index.search(&words, scope, limit) {
-            match hits.iter_mut().find(|h| h.kind == hit.kind && h.id == hit.id) {
-                Some(same) if same.score >= hit.score => {}
-                Some(same) => *same = hit,
-                None => hits.push(hit),
-            }
+/// Each dictionary run cut into its words, as the segmenter cuts it: a
+/// half-remembered line is found by its words wherever they stand (side by
+/// side ranks first), and each word still matches only on the document's
+/// word boundaries (a word the document's context cut finer is matched
+/// across its pieces).
+fn split_runs(parts: Vec<Part>) -> Vec<Part> {
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        if !part.dictionary || part.text.chars().nth(1).is_none() {
+            out.push(part);
+            continue;
         }
-        crate::store::order::sort_by(&mut hits, |a, b| {
-            b.score.total_cmp(&a.score).then_with(|| (a.kind.scope_name(), &a.id).cmp(&(b.kind.scope_name(), &b.id)))
-        });
-        hits.truncate(limit);
+        let breaks = text::segment_now(&[&part.text]);
+        let mut word = String::new();
+        for (i, c) in part.text.chars().enumerate() {
+            if breaks.starts(i) && !word.is_empty() {
+                out.push(Part { text: std::mem::take(&mut word), dictionary: true });
+            }
+            word.push(c);
+        }
+        out.push(Part { text: word, dictionary: true });
     }
-    hits
+    out
+}
+
+/// Runs `query` on `index`: best first, at most `limit`.
+pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
+    index.search(query, scope, limit)
 }
 
 /// `parts` without repeats, at most [`MAX_PARTS`].

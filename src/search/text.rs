@@ -11,7 +11,8 @@
 //! answer is kept as [`Breaks`], one bit per run character, so a document is
 //! segmented once and read back from storage after that. Every other word
 //! (letters, digits, `don't`, `3.14`, `snake_case`) is found here, by the
-//! rules Unicode's word boundaries give those characters.
+//! rules Unicode's word boundaries give those characters (with a compact
+//! stand-in for the letter tables: see `word_char`).
 
 /// Whether `c` belongs to a dictionary run: its words are found by the segmenter.
 pub fn dictionary(c: char) -> bool {
@@ -24,15 +25,32 @@ pub fn dictionary(c: char) -> bool {
         | '\u{0E00}'..='\u{0EFF}' | '\u{1000}'..='\u{109F}' | '\u{1780}'..='\u{17FF}')
 }
 
-/// A character that continues a word of letters or digits.
+/// A character of a word of letters or digits: ASCII letters, digits and
+/// `_`, and every other character outside the dictionary scripts but for the
+/// blocks of punctuation, symbols, emoji and private use. (Unicode's
+/// Alphabetic and Numeric tables would cost the package 3 KB; this answers
+/// the same for the letters, digits and marks of every script.)
 fn word_char(c: char) -> bool {
-    (c.is_alphanumeric() && !dictionary(c))
-        || c == '_'
-        || matches!(c, '\u{300}'..='\u{36F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}' | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}')
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    !dictionary(c)
+        && !matches!(c as u32,
+            0x80..=0xBF | 0xD7 | 0xF7                 // Latin-1 controls, punctuation and signs, × ÷
+            | 0x2000..=0x2BFF | 0x2E00..=0x2E7F       // punctuation, arrows, maths, shapes, dingbats
+            | 0x3000..=0x303F | 0x30FB                // CJK punctuation, the katakana middle dot
+            | 0xE000..=0xF8FF | 0xFE00..=0xFE0F       // private use, variation selectors
+            | 0xFE30..=0xFE6F | 0xFF00..=0xFF65       // CJK compatibility and small forms, full-width punctuation
+            | 0xFFF0..=0xFFFF | 0x1F000..=0x1FAFF | 0xE0000..=0xE007F) // specials, emoji, tags
 }
 
-/// Half-width katakana U+FF61..=U+FF9F as their full-width forms.
-const HALF_KANA: &str = "。「」、・ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン\u{3099}\u{309A}";
+/// Half-width katakana U+FF61..=U+FF9F as their full-width forms (less 0x3000).
+const HALF_KANA: [u8; 63] = [
+    0x02, 0x0C, 0x0D, 0x01, 0xFB, 0xF2, 0xA1, 0xA3, 0xA5, 0xA7, 0xA9, 0xE3, 0xE5, 0xE7, 0xC3, 0xFC, 0xA2, 0xA4, 0xA6,
+    0xA8, 0xAA, 0xAB, 0xAD, 0xAF, 0xB1, 0xB3, 0xB5, 0xB7, 0xB9, 0xBB, 0xBD, 0xBF, 0xC1, 0xC4, 0xC6, 0xC8, 0xCA, 0xCB,
+    0xCC, 0xCD, 0xCE, 0xCF, 0xD2, 0xD5, 0xD8, 0xDB, 0xDE, 0xDF, 0xE0, 0xE1, 0xE2, 0xE4, 0xE6, 0xE8, 0xE9, 0xEA, 0xEB,
+    0xEC, 0xED, 0xEF, 0xF3, 0x99, 0x9A,
+];
 
 /// `c` folded alone: full-width ASCII to ASCII, the ideographic space to a
 /// space, half-width katakana to full-width (NFKC does the same to them).
@@ -40,7 +58,7 @@ fn fold_char(c: char) -> char {
     match c {
         '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
         '\u{3000}' => ' ',
-        '\u{FF61}'..='\u{FF9F}' => HALF_KANA.chars().nth(c as usize - 0xFF61).unwrap_or(c),
+        '\u{FF61}'..='\u{FF9F}' => char::from_u32(0x3000 + u32::from(HALF_KANA[c as usize - 0xFF61])).unwrap_or(c),
         _ => c,
     }
 }
@@ -217,7 +235,15 @@ impl Breaks {
         let mut bits = Vec::with_capacity(len.div_ceil(8));
         let (mut acc, mut have) = (0u32, 0);
         for d in digits.bytes() {
-            acc |= (DIGITS.iter().position(|x| *x == d)? as u32) << have;
+            let value = match d {
+                b'A'..=b'Z' => d - b'A',
+                b'a'..=b'z' => d - b'a' + 26,
+                b'0'..=b'9' => d - b'0' + 52,
+                b'-' => 62,
+                b'_' => 63,
+                _ => return None,
+            };
+            acc |= u32::from(value) << have;
             have += 6;
             if have >= 8 {
                 bits.push((acc & 255) as u8);

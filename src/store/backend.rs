@@ -145,7 +145,7 @@ pub const LAZY_INDEX_BATCH: usize = 256;
 /// marked stale in [`INDEX_STALE`] by the same batch.
 pub(crate) fn add_index_fields(writes: &mut Vec<Write>) {
     let lazy = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count() >= LAZY_INDEX_BATCH;
-    let mut stale = std::collections::BTreeSet::new();
+    let mut stale: Vec<String> = Vec::new();
     for write in writes.iter_mut() {
         let Write::Put { store: ARTIFACTS, value } = write else { continue };
         if !value.is_object() {
@@ -153,7 +153,9 @@ pub(crate) fn add_index_fields(writes: &mut Vec<Write>) {
         }
         if lazy {
             if let Some(session) = value.get("sessionId").and_then(Value::as_str) {
-                stale.insert(session.to_owned());
+                if !stale.iter().any(|s| s == session) {
+                    stale.push(session.to_owned());
+                }
             }
             value.as_object_mut().map(|r| r.remove(INDEX_FIELD));
         } else {

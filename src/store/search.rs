@@ -177,7 +177,7 @@ struct Pending {
 #[derive(Default)]
 struct Queue {
     items: Vec<Option<Pending>>,
-    at: HashMap<Box<str>, usize>,
+    at: HashMap<Box<str>, u32>,
     head: usize,
 }
 
@@ -185,9 +185,9 @@ impl Queue {
     fn push(&mut self, doc: Doc) {
         let pending = Pending { doc, runs: None, breaks: Breaks::default(), done: 0 };
         match self.at.get(pending.doc.key.as_str()) {
-            Some(&i) => self.items[i] = Some(pending),
+            Some(&i) => self.items[i as usize] = Some(pending),
             None => {
-                self.at.insert(pending.doc.key.as_str().into(), self.items.len());
+                self.at.insert(pending.doc.key.as_str().into(), self.items.len() as u32);
                 self.items.push(Some(pending));
             }
         }
@@ -195,7 +195,7 @@ impl Queue {
 
     fn remove(&mut self, key: &str) {
         if let Some(i) = self.at.remove(key) {
-            self.items[i] = None;
+            self.items[i as usize] = None;
         }
     }
 
@@ -228,32 +228,49 @@ impl Queue {
     }
 }
 
-/// How far the index has read storage.
+/// The stores a load reads, in order: session titles, stored
+/// segmentations, then the searched records.
+const LOAD: [&str; 7] = [SESSIONS, SEGMENTS, SECTIONS, PLOTS, MEMORIES, ARTIFACTS, TRANSCRIPT];
+
+/// How far the index has read storage: the store of [`LOAD`] it is at and
+/// the last key read there.
 #[derive(Debug, Clone, Default, PartialEq)]
-enum Load {
-    /// Nothing read yet: sessions (their titles) come first.
-    #[default]
-    Start,
-    /// Reading stored segmentations, after this key.
-    Segments(Option<String>),
-    /// Reading the records of `SEARCHED[store]`, after this key.
-    Records(usize, Option<String>),
-    Done,
+struct Load {
+    at: usize,
+    after: Option<String>,
+}
+
+impl Load {
+    fn done(&self) -> bool {
+        self.at == LOAD.len()
+    }
+}
+
+/// One read a slice makes: `ids` of `store` again (another tab wrote them),
+/// or a page of `count` records after `after`.
+struct Read {
+    store: &'static str,
+    after: Option<String>,
+    count: usize,
+    ids: Vec<String>,
 }
 
 #[derive(Default)]
 struct Live {
     index: Index,
     load: Load,
-    /// Stored segmentations read while loading, not yet matched to a record.
-    stored: HashMap<Box<str>, (u64, String)>,
+    /// Stored segmentations read while loading (fingerprint, breaks), by
+    /// key while not yet matched to a record.
+    stored: Vec<(u64, String)>,
+    stored_at: HashMap<Box<str>, u32>,
     queue: Queue,
     /// Keys another tab changed, to read again.
     reread: Vec<String>,
     /// Segmentations made and not yet stored.
     unsaved: Vec<Value>,
-    /// Session titles (what a transcript hit shows).
-    titles: HashMap<Box<str>, String>,
+    /// Session titles (what a transcript hit shows), by session id.
+    titles: Vec<String>,
+    title_at: HashMap<Box<str>, u32>,
     last_write: f64,
     /// Records read per page (shrinks when pages are large).
     page: usize,
@@ -272,10 +289,6 @@ pub struct SearchIndex {
     longest_slice: Cell<f64>,
     /// How long a search waits for queued work ([`SEARCH_WAIT_MS`] unless set).
     wait_ms: Cell<Option<f64>>,
-}
-
-fn hash_text(hash: u64) -> String {
-    format!("{hash:016x}")
 }
 
 impl SearchIndex {
@@ -297,7 +310,7 @@ impl SearchIndex {
         SearchStatus {
             indexed: live.index.len(),
             pending,
-            complete: live.load == Load::Done && pending == 0,
+            complete: live.load.done() && pending == 0,
             segmented: self.segmented.get(),
             longest_slice_ms: self.longest_slice.get(),
         }
@@ -311,7 +324,7 @@ impl SearchIndex {
 
     fn has_work(&self) -> bool {
         let live = self.live.borrow();
-        live.load != Load::Done || live.queue.len() > 0 || !live.reread.is_empty() || !live.unsaved.is_empty()
+        !live.load.done() || live.queue.len() > 0 || !live.reread.is_empty() || !live.unsaved.is_empty()
     }
 
     /// Applies a committed batch of this tab.
@@ -377,160 +390,50 @@ impl SearchIndex {
         let live = self.live.borrow();
         let mut hits = search::run(&live.index, &query, &scope, options.limit());
         for hit in hits.iter_mut().filter(|h| h.kind == Kind::Transcript) {
-            if let Some(title) = hit.session_id.as_deref().and_then(|s| live.titles.get(s)) {
-                hit.title = title.clone();
+            if let Some(at) = hit.session_id.as_deref().and_then(|s| live.title_at.get(s)) {
+                hit.title = live.titles[*at as usize].clone();
             }
         }
         drop(live);
         Ok(SearchAnswer { hits, status: self.status() })
     }
 
-    /// One stretch of work: records another tab changed, else the next page
-    /// of the load, else the queue (for at most [`SLICE_MS`]); then stores
-    /// what segmentations are ready.
+    /// One stretch of work: one read (records another tab changed, else the
+    /// next page of the load), or the queue for at most [`SLICE_MS`]; then
+    /// one write of what is ready to store. Everything between the two
+    /// awaits is synchronous and timed.
     async fn slice(&self, backend: &dyn Backend) -> Result<()> {
-        let reread: Vec<String> = {
-            let mut live = self.live.borrow_mut();
-            let n = live.reread.len().min(SAVE_BATCH);
-            live.reread.drain(..n).collect()
-        };
-        let load = self.live.borrow().load.clone();
-        if !reread.is_empty() {
-            self.read_again(backend, reread).await?;
-        } else if load != Load::Done {
-            self.load_page(backend, load).await?;
-        } else {
-            let started = platform::now_ms();
-            let mut live = self.live.borrow_mut();
-            let mut segmented = 0;
-            while platform::now_ms() - started < SLICE_MS && live.segment_next(&mut segmented) {}
-            self.segmented.set(self.segmented.get() + segmented);
-            drop(live);
-            self.note_block(started);
-        }
-        let ready = {
-            let mut live = self.live.borrow_mut();
-            let all_done = live.load == Load::Done && live.queue.len() == 0;
-            if live.unsaved.len() >= SAVE_BATCH || (all_done && !live.unsaved.is_empty()) {
-                std::mem::take(&mut live.unsaved)
-            } else {
-                Vec::new()
+        let read = self.live.borrow_mut().next_read();
+        let started = match read {
+            Some(Read { store, after: None, count: 0, ids }) => {
+                let found = backend.get_many(store, &ids).await?;
+                let started = platform::now_ms();
+                self.live.borrow_mut().read_back(store, &ids, found);
+                started
             }
-        };
-        if !ready.is_empty() {
-            // A segmentation that could not be stored (a full disk) is made
-            // again on the next load; the index has it either way.
-            let writes = ready.into_iter().map(|value| Write::Put { store: SEGMENTS, value }).collect();
-            if let Err(e) = backend.write(writes).await {
-                if matches!(e, StoreError::ReloadRequired) {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Records how long the page was blocked since `started`.
-    fn note_block(&self, started: f64) {
-        self.longest_slice.set(self.longest_slice.get().max(platform::now_ms() - started));
-    }
-
-    async fn read_again(&self, backend: &dyn Backend, keys: Vec<String>) -> Result<()> {
-        let mut by_store: Vec<(&'static str, Vec<String>)> = Vec::new();
-        for key in &keys {
-            let Some((store, id)) = key.split_once('/') else { continue };
-            let Some(store) = SEARCHED.iter().find(|s| **s == store) else { continue };
-            match by_store.iter_mut().find(|(s, _)| s == store) {
-                Some((_, ids)) => ids.push(id.to_owned()),
-                None => by_store.push((store, vec![id.to_owned()])),
-            }
-        }
-        for (store, ids) in by_store {
-            let found = backend.get_many(store, &ids).await?;
-            let started = platform::now_ms();
-            let mut live = self.live.borrow_mut();
-            for (id, record) in ids.iter().zip(found) {
-                match record.as_ref().and_then(|r| doc_of(store, r)) {
-                    Some(doc) => live.change(Change::Put(doc)),
-                    None => live.change(Change::Delete(doc_key(store, id))),
-                }
-            }
-            drop(live);
-            self.note_block(started);
-        }
-        Ok(())
-    }
-
-    async fn load_page(&self, backend: &dyn Backend, load: Load) -> Result<()> {
-        let count = {
-            let mut live = self.live.borrow_mut();
-            if live.page == 0 {
-                live.page = 64;
-            }
-            live.page
-        };
-        match load {
-            Load::Start => {
-                let sessions = backend.all(SESSIONS).await?;
-                let mut live = self.live.borrow_mut();
-                for s in sessions {
-                    if let (Some(id), Some(title)) =
-                        (s.get("id").and_then(Value::as_str), s.get("title").and_then(Value::as_str))
-                    {
-                        live.titles.insert(id.into(), title.to_owned());
-                    }
-                }
-                live.load = Load::Segments(None);
-            }
-            Load::Segments(after) => {
-                let page = backend.page(SEGMENTS, after.as_deref(), count * 4).await?;
-                let mut live = self.live.borrow_mut();
-                let last = page.last().and_then(|v| v.get("key")?.as_str().map(str::to_owned));
-                for entry in page {
-                    let field = |f: &str| entry.get(f).and_then(Value::as_str);
-                    if let (Some(key), Some(hash), Some(breaks)) = (field("key"), field("hash"), field("breaks")) {
-                        if let Ok(hash) = u64::from_str_radix(hash, 16) {
-                            live.stored.insert(key.into(), (hash, breaks.to_owned()));
-                        }
-                    }
-                }
-                live.load = if last.is_none() { Load::Records(0, None) } else { Load::Segments(last) };
-            }
-            Load::Records(store_at, after) => {
-                let store = SEARCHED[store_at];
+            Some(Read { store, after, count, .. }) => {
                 let page = backend.page(store, after.as_deref(), count).await?;
                 let started = platform::now_ms();
-                let mut live = self.live.borrow_mut();
-                let last = page.last().and_then(|v| v.get("id")?.as_str().map(str::to_owned));
-                let mut chars = 0;
-                for record in &page {
-                    if let Some(doc) = doc_of(store, record) {
-                        chars += doc.body.len();
-                        live.loaded(doc);
-                    }
-                }
-                // Pages of about a megabyte (an artifact can be a whole web page).
-                live.page = if chars > 1 << 20 { (count / 4).max(1) } else { (count * 2).min(256) };
-                live.load = match last {
-                    Some(last) => Load::Records(store_at, Some(last)),
-                    None if store_at + 1 < SEARCHED.len() => Load::Records(store_at + 1, None),
-                    None => Load::Done,
-                };
-                self.note_block(started);
-                if live.load == Load::Done {
-                    // Segmentations of records that are gone (deleted by another app).
-                    let orphans: Vec<Write> = live
-                        .stored
-                        .drain()
-                        .map(|(key, _)| Write::Delete { store: SEGMENTS, key: key.into() })
-                        .collect();
-                    drop(live);
-                    if !orphans.is_empty() {
-                        let _ = backend.write(orphans).await;
-                    }
-                }
+                self.live.borrow_mut().paged(store, page);
+                started
             }
-            Load::Done => {}
+            None => {
+                let started = platform::now_ms();
+                let mut live = self.live.borrow_mut();
+                let mut segmented = 0;
+                while platform::now_ms() - started < SLICE_MS && live.segment_next(&mut segmented) {}
+                self.segmented.set(self.segmented.get() + segmented);
+                started
+            }
+        };
+        self.longest_slice.set(self.longest_slice.get().max(platform::now_ms() - started));
+        let writes = self.live.borrow_mut().writes_due();
+        if !writes.is_empty() {
+            // A segmentation that could not be stored (a full disk) is made
+            // again on the next load; the index has it either way.
+            if let Err(StoreError::ReloadRequired) = backend.write(writes).await {
+                return Err(StoreError::ReloadRequired);
+            }
         }
         Ok(())
     }
@@ -544,6 +447,93 @@ impl SearchIndex {
 }
 
 impl Live {
+    /// What the next slice reads, if anything.
+    fn next_read(&mut self) -> Option<Read> {
+        if let Some(first) = self.reread.pop() {
+            // Keys of one store, read together.
+            let (store, _) = first.split_once('/')?;
+            let store = *LOAD.iter().find(|s| **s == store)?;
+            let mut ids = Vec::new();
+            self.reread.push(first);
+            self.reread.retain(|key| match key.split_once('/') {
+                Some((s, id)) if s == store && ids.len() < SAVE_BATCH => {
+                    ids.push(id.to_owned());
+                    false
+                }
+                _ => true,
+            });
+            return Some(Read { store, after: None, count: 0, ids });
+        }
+        if self.load.done() {
+            return None;
+        }
+        self.page = if self.page == 0 { 64 } else { self.page.clamp(1, 256) };
+        Some(Read { store: LOAD[self.load.at], after: self.load.after.clone(), count: self.page, ids: Vec::new() })
+    }
+
+    /// Records another tab wrote, read again (`None`: deleted there).
+    fn read_back(&mut self, store: &str, ids: &[String], found: Vec<Option<Value>>) {
+        for (id, record) in ids.iter().zip(found) {
+            match record.as_ref().and_then(|r| doc_of(store, r)) {
+                Some(doc) => self.change(Change::Put(doc)),
+                None => self.change(Change::Delete(doc_key(store, id))),
+            }
+        }
+    }
+
+    /// A page the load read.
+    fn paged(&mut self, store: &str, page: Vec<Value>) {
+        let key_field = if store == SEGMENTS { "key" } else { "id" };
+        let last = page.last().and_then(|v| v.get(key_field)?.as_str().map(str::to_owned));
+        let mut bytes = 0;
+        for record in &page {
+            let text = |f: &str| record.get(f).and_then(Value::as_str);
+            match store {
+                SESSIONS => {
+                    if let (Some(id), Some(title)) = (text("id"), text("title")) {
+                        self.set_title(id, Some(title.to_owned()));
+                    }
+                }
+                SEGMENTS => {
+                    if let (Some(key), Some(hash), Some(breaks)) =
+                        (text("key"), record.get("hash").and_then(Value::as_f64), text("breaks"))
+                    {
+                        self.stored_at.insert(key.into(), self.stored.len() as u32);
+                        self.stored.push((hash as u64, breaks.to_owned()));
+                    }
+                }
+                _ => {
+                    if let Some(doc) = doc_of(store, record) {
+                        bytes += doc.body.len();
+                        self.loaded(doc);
+                    }
+                }
+            }
+        }
+        // Pages of about a megabyte (an artifact can be a whole web page).
+        self.page = if bytes > 1 << 20 { self.page / 4 } else { self.page * 2 };
+        match last {
+            Some(last) => self.load.after = Some(last),
+            None => self.load = Load { at: self.load.at + 1, after: None },
+        }
+    }
+
+    /// What is ready to be stored: made segmentations (in batches, or the
+    /// rest once nothing waits) and, once the load is done, the deletion of
+    /// segmentations whose record is gone (another app deleted it).
+    fn writes_due(&mut self) -> Vec<Write> {
+        let idle = self.load.done() && self.queue.len() == 0;
+        let mut writes = Vec::new();
+        if self.unsaved.len() >= SAVE_BATCH || idle {
+            writes.extend(self.unsaved.drain(..).map(|value| Write::Put { store: SEGMENTS, value }));
+        }
+        if self.load.done() {
+            writes.extend(self.stored_at.drain().map(|(key, _)| Write::Delete { store: SEGMENTS, key: key.into() }));
+            self.stored = Vec::new();
+        }
+        writes
+    }
+
     fn change(&mut self, change: Change) {
         if let Some(key) = change.key() {
             // A segmentation made for the text this replaces must not be stored after it.
@@ -563,11 +553,17 @@ impl Live {
                 self.index.remove(&key);
                 self.queue.remove(&key);
             }
-            Change::SessionTitle(id, Some(title)) => {
-                self.titles.insert(id.into(), title);
-            }
-            Change::SessionTitle(id, None) => {
-                self.titles.remove(id.as_str());
+            Change::SessionTitle(id, title) => self.set_title(&id, title),
+        }
+    }
+
+    fn set_title(&mut self, session: &str, title: Option<String>) {
+        let title = title.unwrap_or_default();
+        match self.title_at.get(session) {
+            Some(&at) => self.titles[at as usize] = title,
+            None => {
+                self.title_at.insert(session.into(), self.titles.len() as u32);
+                self.titles.push(title);
             }
         }
     }
@@ -575,7 +571,7 @@ impl Live {
     /// A record read by the load: indexed from its stored segmentation when
     /// that matches its text, else queued.
     fn loaded(&mut self, doc: Doc) {
-        let stored = self.stored.remove(doc.key.as_str());
+        let stored = self.stored_at.remove(doc.key.as_str()).map(|at| std::mem::take(&mut self.stored[at as usize]));
         if self.index.hash_of(&doc.key) == Some(doc.hash) || self.queue.contains(&doc.key) {
             return; // a write of this tab (or a read again) got here first
         }
@@ -604,7 +600,8 @@ impl Live {
         if pending.done < runs.len() {
             // Up to a chunk, ending after a run where one ends (else on a char).
             let limit = (pending.done + SEGMENT_CHUNK).min(runs.len());
-            let mut end = runs[pending.done..limit].rfind('\n').map_or(limit, |i| pending.done + i + 1);
+            let mut end =
+                memchr::memrchr(b'\n', &runs.as_bytes()[pending.done..limit]).map_or(limit, |i| pending.done + i + 1);
             while !runs.is_char_boundary(end) {
                 end += 1;
             }
@@ -614,8 +611,7 @@ impl Live {
         }
         let Some(done) = self.queue.pop_front() else { return false };
         *segmented += 1;
-        self.unsaved
-            .push(json!({ "key": done.doc.key, "hash": hash_text(done.doc.hash), "breaks": done.breaks.encode() }));
+        self.unsaved.push(json!({ "key": done.doc.key, "hash": done.doc.hash as f64, "breaks": done.breaks.encode() }));
         self.index.add(done.doc, &done.breaks);
         true
     }

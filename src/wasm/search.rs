@@ -5,7 +5,7 @@ use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::agent::{future_to_promise, JsAgent};
-use super::convert::{from_js, to_js};
+use super::convert::to_js;
 use super::error;
 use crate::search::SearchOptions;
 
@@ -61,11 +61,9 @@ impl JsAgent {
     ) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
-            let options: SearchOptions = if opts.is_undefined() || opts.is_null() {
-                SearchOptions::default()
-            } else {
-                from_js("search options must be { scope?, projectId?, sessionId?, limit? }", opts)?
-            };
+            let options = super::convert::value_from_js("search options", opts)?;
+            let options =
+                SearchOptions::from_value(&options).map_err(|e| error::invalid_argument("search options", e))?;
             let answer = db.search(&query, &options).await.map_err(error::store)?;
             let hits = to_js(&answer.hits)?;
             Reflect::set(&hits, &"complete".into(), &answer.status.complete.into())?;

@@ -239,13 +239,13 @@ pub async fn corrupted_or_stale_segmentations_are_made_again<F: Fixture>(f: &F) 
     // Garbage in every shape: breaks that do not fit the text, fingerprints
     // that are not one, unreadable breaks, an entry of no record.
     let key = |id: &str| doc_key(stores::SECTIONS, id);
-    let hash = format!("{:016x}", atelier_agent::search::text_hash(&a.title, &a.content));
+    let hash = atelier_agent::search::text_hash(&a.title, &a.content) as f64;
     let bad = vec![
         // The right fingerprint, breaks of the wrong length.
         Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&a.id), "hash": hash, "breaks": "3.A"}) },
-        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&b.id), "hash": 12, "breaks": ["x"]}) },
-        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&c.id), "hash": "zz", "breaks": "%%%"}) },
-        Write::Put { store: stores::SEGMENTS, value: json!({"key": "manuscripts/none", "hash": "1", "breaks": "1.A"}) },
+        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&b.id), "hash": "12", "breaks": ["x"]}) },
+        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&c.id), "hash": 1.5, "breaks": "%%%"}) },
+        Write::Put { store: stores::SEGMENTS, value: json!({"key": "manuscripts/none", "hash": 1, "breaks": "1.A"}) },
     ];
     backend.write(bad).await.unwrap();
     let backend = f.reload(backend).await;
