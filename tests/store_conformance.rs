@@ -29,6 +29,9 @@ impl Fixture for Memory {
     }
     async fn pause(&self) {}
     async fn done(&self, _backend: Rc<MemoryBackend>) {}
+    fn report(&self, line: &str) {
+        println!("{line}");
+    }
 }
 
 macro_rules! native {

@@ -41,6 +41,9 @@ impl Fixture for Idb {
         backend.close();
         let _ = IdbBackend::delete(&name).await;
     }
+    fn report(&self, line: &str) {
+        wasm_bindgen_test::console_log!("{line}");
+    }
 }
 
 macro_rules! browser {

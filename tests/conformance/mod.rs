@@ -32,7 +32,11 @@ pub trait Fixture {
     async fn pause(&self);
     /// Closes (and deletes) the database.
     async fn done(&self, backend: Rc<Self::B>);
+    /// Shows a measured figure in the test's output.
+    fn report(&self, line: &str);
 }
+
+mod quality;
 
 /// Lists the cases for a runner macro (`$run!(case)` each).
 #[macro_export]
@@ -47,6 +51,7 @@ macro_rules! suite {
         $run!(queries_are_checked_and_scopes_filter);
         $run!(a_failing_guard_writes_nothing);
         $run!(the_artifact_index_follows_every_write_and_the_bulk_rule);
+        $run!(search_quality_on_planted_answers);
     };
 }
 
@@ -241,8 +246,8 @@ pub async fn corrupted_or_stale_segmentations_are_made_again<F: Fixture>(f: &F) 
     let key = |id: &str| doc_key(stores::SECTIONS, id);
     let hash = atelier_agent::search::text_hash(&a.title, &a.content) as f64;
     let bad = vec![
-        // The right fingerprint, breaks of the wrong length.
-        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&a.id), "hash": hash, "breaks": "3.A"}) },
+        // The right fingerprint, breaks of the wrong length (that say 東|京都).
+        Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&a.id), "hash": hash, "breaks": "3.DA"}) },
         Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&b.id), "hash": "12", "breaks": ["x"]}) },
         Write::Put { store: stores::SEGMENTS, value: json!({"key": key(&c.id), "hash": 1.5, "breaks": "%%%"}) },
         Write::Put { store: stores::SEGMENTS, value: json!({"key": "manuscripts/none", "hash": 1, "breaks": "1.A"}) },
@@ -416,5 +421,14 @@ pub async fn the_artifact_index_follows_every_write_and_the_bulk_rule<F: Fixture
     assert_eq!(backend.all(stores::INDEX_STALE).await.unwrap().len(), 1, "the read indexed its session only");
     let stored = backend.get(stores::ARTIFACTS, "b-0001").await.unwrap().unwrap();
     assert!(stored.get("_index").is_none(), "storage fields never leave the backend");
+    f.done(backend).await;
+}
+
+pub async fn search_quality_on_planted_answers<F: Fixture>(f: &F) {
+    let backend = f.open().await;
+    let db = db(&backend);
+    let (recall, planted, forbidden) = quality::measure(&db).await;
+    f.report(&format!("search quality: recall@5 {recall:.2} of {planted} planted answers, {forbidden} forbidden hits"));
+    assert_eq!((recall, forbidden), (1.0, 0));
     f.done(backend).await;
 }
