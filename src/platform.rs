@@ -56,6 +56,12 @@ mod imp {
         fn grapheme_start_js(text: &str, index: u32) -> u32;
         #[wasm_bindgen(js_name = wordStarts)]
         fn word_starts_js(text: &str) -> Vec<u32>;
+        #[wasm_bindgen(js_name = nextTask)]
+        fn next_task() -> js_sys::Promise;
+    }
+
+    pub async fn yield_now() {
+        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
     }
 
     pub fn word_starts_utf16(text: &str) -> Vec<u32> {
@@ -125,6 +131,8 @@ mod imp {
         false
     }
 
+    pub async fn yield_now() {}
+
     pub fn timezone_offset_minutes() -> i32 {
         0
     }
@@ -188,6 +196,12 @@ pub fn timezone_offset_minutes() -> i32 {
 /// Waits `duration` without blocking the event loop.
 pub async fn sleep(duration: Duration) {
     imp::sleep(duration).await
+}
+
+/// Gives the event loop back for a moment (the browser's next task: input
+/// and rendering come first); natively a no-op.
+pub async fn yield_now() {
+    imp::yield_now().await
 }
 
 /// Runs `task` in the background on the browser's event loop and says so;

@@ -200,7 +200,15 @@ impl Query {
             }
             joining = w.dictionary;
         });
-        Ok(Query { parts: distinct(split_runs(parts)) })
+        let mut parts = distinct(split_runs(parts));
+        // A lone kana (a particle, okurigana: の, が, っ, た) stands in most
+        // documents: it narrows nothing and costs the longest lists. Kept
+        // only in a query of nothing else.
+        let lone_kana = |p: &Part| p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'));
+        if parts.iter().any(|p| !lone_kana(p)) {
+            parts.retain(|p| !lone_kana(p));
+        }
+        Ok(Query { parts })
     }
 }
 

@@ -21,7 +21,6 @@
 //! and a search meanwhile answers from what is indexed and says so.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
 use serde::Serialize;
@@ -32,6 +31,7 @@ use super::error::{Result, StoreError};
 use super::model::stores::{ARTIFACTS, MEMORIES, PLOTS, SECTIONS, SEGMENTS, SESSIONS, TRANSCRIPT};
 use crate::platform;
 use crate::search::text::{dictionary_runs, Breaks};
+use crate::search::index::Keys;
 use crate::search::{self, Doc, Hit, Index, Kind, Query, SearchOptions};
 
 /// The stores whose records are searched, in the order a load reads them.
@@ -41,8 +41,11 @@ pub const SEARCHED: [&str; 5] = [SECTIONS, PLOTS, MEMORIES, ARTIFACTS, TRANSCRIP
 pub const SLICE_MS: f64 = 40.0;
 /// How long a search waits for queued work before it answers from what is indexed.
 pub const SEARCH_WAIT_MS: f64 = 1000.0;
-/// Background work starts once no write came for this long.
+/// Background work starts once no write came for this long...
 const IDLE_MS: f64 = 50.0;
+/// ...or at once when this much text waits (an import: its indexing then
+/// overlaps the commits of what follows; a few edits wait for a pause).
+const BACKLOG_BYTES: usize = 256 * 1024;
 /// Run text the segmenter gets in one call (about 5 ms of its time).
 const SEGMENT_CHUNK: usize = 96 * 1024;
 /// Segmentations written to storage together.
@@ -177,15 +180,21 @@ struct Pending {
 #[derive(Default)]
 struct Queue {
     items: Vec<Option<Pending>>,
-    at: HashMap<Box<str>, u32>,
+    at: Keys,
     head: usize,
+    /// Text bytes waiting.
+    bytes: usize,
 }
 
 impl Queue {
     fn push(&mut self, doc: Doc) {
         let pending = Pending { doc, runs: None, breaks: Breaks::default(), done: 0 };
+        self.bytes += pending.doc.body.len();
         match self.at.get(pending.doc.key.as_str()) {
-            Some(&i) => self.items[i as usize] = Some(pending),
+            Some(&i) => {
+                let old = self.items[i as usize].replace(pending);
+                self.bytes -= old.map_or(0, |p| p.doc.body.len());
+            }
             None => {
                 self.at.insert(pending.doc.key.as_str().into(), self.items.len() as u32);
                 self.items.push(Some(pending));
@@ -195,7 +204,7 @@ impl Queue {
 
     fn remove(&mut self, key: &str) {
         if let Some(i) = self.at.remove(key) {
-            self.items[i as usize] = None;
+            self.bytes -= self.items[i as usize].take().map_or(0, |p| p.doc.body.len());
         }
     }
 
@@ -224,6 +233,7 @@ impl Queue {
         self.front()?;
         let done = self.items[self.head].take()?;
         self.at.remove(done.doc.key.as_str());
+        self.bytes -= done.doc.body.len();
         Some(done)
     }
 }
@@ -262,7 +272,7 @@ struct Live {
     /// Stored segmentations read while loading (fingerprint, breaks), by
     /// key while not yet matched to a record.
     stored: Vec<(u64, String)>,
-    stored_at: HashMap<Box<str>, u32>,
+    stored_at: Keys,
     queue: Queue,
     /// Keys another tab changed, to read again.
     reread: Vec<String>,
@@ -270,7 +280,7 @@ struct Live {
     unsaved: Vec<Value>,
     /// Session titles (what a transcript hit shows), by session id.
     titles: Vec<String>,
-    title_at: HashMap<Box<str>, u32>,
+    title_at: Keys,
     last_write: f64,
     /// Records read per page (shrinks when pages are large).
     page: usize,
@@ -374,7 +384,7 @@ impl SearchIndex {
             self.busy.set(false);
             done?;
             if self.has_work() {
-                platform::sleep(std::time::Duration::ZERO).await;
+                platform::yield_now().await;
             }
         }
         Ok(())
@@ -629,8 +639,11 @@ fn runs_of(doc: &Doc) -> String {
 async fn background(backend: Rc<dyn Backend>) {
     let Some(search) = backend.search_index().cloned() else { return };
     loop {
-        let quiet = platform::now_ms() - search.live.borrow().last_write;
-        if quiet < IDLE_MS {
+        let (quiet, backlog) = {
+            let live = search.live.borrow();
+            (platform::now_ms() - live.last_write, live.queue.bytes)
+        };
+        if quiet < IDLE_MS && backlog < BACKLOG_BYTES {
             platform::sleep(std::time::Duration::from_millis((IDLE_MS - quiet) as u64 + 1)).await;
             continue;
         }
@@ -647,7 +660,7 @@ async fn background(backend: Rc<dyn Backend>) {
         if done.is_err() {
             break;
         }
-        platform::sleep(std::time::Duration::ZERO).await;
+        platform::yield_now().await;
     }
     search.worker.set(false);
 }

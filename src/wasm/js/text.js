@@ -44,3 +44,21 @@ export function wordStarts(text) {
   for (const segment of words.segment(text)) if (segment.index > 0) starts.push(segment.index);
   return Uint32Array.from(starts);
 }
+
+/**
+ * Resolves in the browser's next task (after anything waiting, input and
+ * rendering included), without setTimeout's 4 ms clamp: how background work
+ * gives the page back between slices.
+ *
+ * @returns {Promise<void>}
+ */
+export function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve(undefined);
+    };
+    channel.port2.postMessage(0);
+  });
+}
