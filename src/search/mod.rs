@@ -204,7 +204,9 @@ impl Query {
         // A lone kana (a particle, okurigana: の, が, っ, た) stands in most
         // documents: it narrows nothing and costs the longest lists. Kept
         // only in a query of nothing else.
-        let lone_kana = |p: &Part| p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'));
+        let lone_kana = |p: &Part| {
+            p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'))
+        };
         if parts.iter().any(|p| !lone_kana(p)) {
             parts.retain(|p| !lone_kana(p));
         }

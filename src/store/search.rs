@@ -30,8 +30,8 @@ use super::backend::{Backend, Write};
 use super::error::{Result, StoreError};
 use super::model::stores::{ARTIFACTS, MEMORIES, PLOTS, SECTIONS, SEGMENTS, SESSIONS, TRANSCRIPT};
 use crate::platform;
-use crate::search::text::{dictionary_runs, Breaks};
 use crate::search::index::Keys;
+use crate::search::text::{dictionary_runs, Breaks};
 use crate::search::{self, Doc, Hit, Index, Kind, Query, SearchOptions};
 
 /// The stores whose records are searched, in the order a load reads them.
@@ -41,11 +41,10 @@ pub const SEARCHED: [&str; 5] = [SECTIONS, PLOTS, MEMORIES, ARTIFACTS, TRANSCRIP
 pub const SLICE_MS: f64 = 40.0;
 /// How long a search waits for queued work before it answers from what is indexed.
 pub const SEARCH_WAIT_MS: f64 = 1000.0;
-/// Background work starts once no write came for this long...
+/// Background work starts once no write came for this long (started at
+/// once, a large import's indexing measured slower: its reads of the same
+/// stores queue behind the import's transactions and the import behind them).
 const IDLE_MS: f64 = 50.0;
-/// ...or at once when this much text waits (an import: its indexing then
-/// overlaps the commits of what follows; a few edits wait for a pause).
-const BACKLOG_BYTES: usize = 256 * 1024;
 /// Run text the segmenter gets in one call (about 5 ms of its time).
 const SEGMENT_CHUNK: usize = 96 * 1024;
 /// Segmentations written to storage together.
@@ -182,19 +181,13 @@ struct Queue {
     items: Vec<Option<Pending>>,
     at: Keys,
     head: usize,
-    /// Text bytes waiting.
-    bytes: usize,
 }
 
 impl Queue {
     fn push(&mut self, doc: Doc) {
         let pending = Pending { doc, runs: None, breaks: Breaks::default(), done: 0 };
-        self.bytes += pending.doc.body.len();
         match self.at.get(pending.doc.key.as_str()) {
-            Some(&i) => {
-                let old = self.items[i as usize].replace(pending);
-                self.bytes -= old.map_or(0, |p| p.doc.body.len());
-            }
+            Some(&i) => self.items[i as usize] = Some(pending),
             None => {
                 self.at.insert(pending.doc.key.as_str().into(), self.items.len() as u32);
                 self.items.push(Some(pending));
@@ -204,7 +197,7 @@ impl Queue {
 
     fn remove(&mut self, key: &str) {
         if let Some(i) = self.at.remove(key) {
-            self.bytes -= self.items[i as usize].take().map_or(0, |p| p.doc.body.len());
+            self.items[i as usize] = None;
         }
     }
 
@@ -233,7 +226,6 @@ impl Queue {
         self.front()?;
         let done = self.items[self.head].take()?;
         self.at.remove(done.doc.key.as_str());
-        self.bytes -= done.doc.body.len();
         Some(done)
     }
 }
@@ -639,11 +631,8 @@ fn runs_of(doc: &Doc) -> String {
 async fn background(backend: Rc<dyn Backend>) {
     let Some(search) = backend.search_index().cloned() else { return };
     loop {
-        let (quiet, backlog) = {
-            let live = search.live.borrow();
-            (platform::now_ms() - live.last_write, live.queue.bytes)
-        };
-        if quiet < IDLE_MS && backlog < BACKLOG_BYTES {
+        let quiet = platform::now_ms() - search.live.borrow().last_write;
+        if quiet < IDLE_MS {
             platform::sleep(std::time::Duration::from_millis((IDLE_MS - quiet) as u64 + 1)).await;
             continue;
         }
