@@ -244,18 +244,23 @@ pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit
     index.search(query, scope, limit)
 }
 
-/// `parts` without repeats, at most [`MAX_PARTS`].
-fn distinct(mut parts: Vec<Part>) -> Vec<Part> {
-    let mut seen = Vec::new();
-    parts.retain(|p| {
-        let new = !seen.contains(p);
-        if new {
-            seen.push(p.clone());
+/// `parts` without repeats, at most [`MAX_PARTS`]. A lone kana (a
+/// particle, okurigana: の, が, っ, た) stands in most documents: it narrows
+/// nothing and costs the longest lists, so it is kept only in a query of
+/// nothing else.
+fn distinct(parts: Vec<Part>) -> Vec<Part> {
+    let lone_kana = |p: &Part| {
+        let mut chars = p.text.chars();
+        p.dictionary && chars.next().is_some_and(|c| matches!(c, '\u{3041}'..='\u{30FF}')) && chars.next().is_none()
+    };
+    let only_kana = parts.iter().all(lone_kana);
+    let mut out: Vec<Part> = Vec::with_capacity(parts.len());
+    for part in parts {
+        if out.len() < MAX_PARTS && !out.contains(&part) && (only_kana || !lone_kana(&part)) {
+            out.push(part);
         }
-        new
-    });
-    parts.truncate(MAX_PARTS);
-    parts
+    }
+    out
 }
 
 /// One search result (`agent.search`'s items). `start`/`end`: where the hit

@@ -16,7 +16,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
     if bytes.len() <= 3 || !bytes.iter().all(|b| b.is_ascii_lowercase() || *b == b'\'') {
         return Cow::Borrowed(word);
     }
-    let mut w = word.trim_end_matches("'s");
+    let mut w = word.strip_suffix("'s").unwrap_or(word);
     if w.contains('\'') {
         return Cow::Borrowed(w);
     }

@@ -602,8 +602,10 @@ impl Live {
         if pending.done < runs.len() {
             // Up to a chunk, ending after a run where one ends (else on a char).
             let limit = (pending.done + SEGMENT_CHUNK).min(runs.len());
-            let mut end =
-                memchr::memrchr(b'\n', &runs.as_bytes()[pending.done..limit]).map_or(limit, |i| pending.done + i + 1);
+            let mut end = runs.as_bytes()[pending.done..limit]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(limit, |i| pending.done + i + 1);
             while !runs.is_char_boundary(end) {
                 end += 1;
             }

@@ -307,8 +307,14 @@ async function scenarios(browser) {
     assert(!hits.some((h) => h.includes("第二章")), `京都 is not found in 東京都: ${hits}`);
     assert(hits.some((h) => h.startsWith("Artifact")), `the research artifact is found too: ${hits}`);
     await shot("e2e-3s-search.png");
+    // Open another chapter first, so the click has to bring the found one back.
+    await page.locator("#chapters .chapter").first().click();
+    await page.waitForFunction(() => document.querySelector("#chapter-label").textContent.includes("第一章"));
     await page.locator("#search-results li.manuscript button").first().click();
-    await page.waitForFunction(() => document.querySelector("#chapter-label").textContent.includes("第三章"));
+    await page.waitForFunction(() => {
+      const t = document.querySelector("#chapter-text");
+      return document.querySelector("#chapter-label").textContent.includes("第三章") && t.selectionEnd > t.selectionStart;
+    });
     const selected = await page.evaluate(() => {
       const t = document.querySelector("#chapter-text");
       return t.value.slice(t.selectionStart, t.selectionEnd);
