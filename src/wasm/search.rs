@@ -43,6 +43,13 @@ export type SearchResults = SearchHit[] & { complete: boolean; pending: number }
 export interface SearchStatus { indexed: number; pending: number; complete: boolean }
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    /// `SearchOptions` as it arrives from JS.
+    #[wasm_bindgen(typescript_type = "SearchOptions")]
+    pub type SearchOptionsJs;
+}
+
 #[wasm_bindgen(js_class = Agent)]
 impl JsAgent {
     /// Finds `query` in the person's chapters and plot, the sessions'
@@ -54,13 +61,10 @@ impl JsAgent {
     /// hits[0]; // { kind: "manuscript", id, title: "第三章", snippet: "…机の上の砂時計が…", start: 412, end: 415, ... }
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchResults>")]
-    pub fn search(
-        &self,
-        query: String,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] opts: JsValue,
-    ) -> Promise {
+    pub fn search(&self, query: String, opts: Option<SearchOptionsJs>) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
+            let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
             let options = super::convert::value_from_js("search options", opts)?;
             let options =
                 SearchOptions::from_value(&options).map_err(|e| error::invalid_argument("search options", e))?;
