@@ -96,6 +96,16 @@ pub trait Backend {
         self.write(writes).await
     }
 
+    /// Applies every write or none, if no put's key is stored yet: `false`
+    /// (and nothing written) when one is. One round trip where a guard
+    /// reading the keys first would take two (IndexedDB: `add`, whose
+    /// failure aborts the batch). This default says `false`: callers then
+    /// take their guarded path.
+    async fn write_new(&self, writes: Vec<Write>) -> Result<bool> {
+        let _ = writes;
+        Ok(false)
+    }
+
     /// The search index this backend keeps current (see `store::search`).
     fn search_index(&self) -> Option<&Rc<SearchIndex>> {
         None
@@ -351,6 +361,22 @@ impl Backend for MemoryBackend {
 
     fn search_index(&self) -> Option<&Rc<SearchIndex>> {
         Some(&self.search)
+    }
+
+    async fn write_new(&self, writes: Vec<Write>) -> Result<bool> {
+        let exists = {
+            let stores = self.stores.borrow();
+            writes.iter().any(|w| match w {
+                Write::Put { store, value } => {
+                    key_of(store, value).is_ok_and(|k| stores.get(*store).is_some_and(|s| s.contains_key(&k)))
+                }
+                Write::Delete { .. } => false,
+            })
+        };
+        if exists {
+            return Ok(false);
+        }
+        self.write(writes).await.map(|()| true)
     }
 
     async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {

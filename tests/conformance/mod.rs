@@ -52,6 +52,7 @@ macro_rules! suite {
         $run!(a_failing_guard_writes_nothing);
         $run!(the_artifact_index_follows_every_write_and_the_bulk_rule);
         $run!(search_quality_on_planted_answers);
+        $run!(a_new_artifact_is_imported_at_once_and_a_stored_one_is_checked);
     };
 }
 
@@ -430,5 +431,30 @@ pub async fn search_quality_on_planted_answers<F: Fixture>(f: &F) {
     let (recall, planted, forbidden) = quality::measure(&db).await;
     f.report(&format!("search quality: recall@5 {recall:.2} of {planted} planted answers, {forbidden} forbidden hits"));
     assert_eq!((recall, forbidden), (1.0, 0));
+    f.done(backend).await;
+}
+
+pub async fn a_new_artifact_is_imported_at_once_and_a_stored_one_is_checked<F: Fixture>(f: &F) {
+    let backend = f.open().await;
+    let db = db(&backend);
+    let record = |session: &str, content: &str, lifecycle: &str| {
+        json!({"id": "imp-1", "sessionId": session, "type": "text", "title": "Notes", "content": content,
+               "isActive": true, "createdAt": 1.0, "updatedAt": 1.0, "lifecycle": lifecycle})
+    };
+    assert_eq!(db.import_artifacts(vec![record("s1", "one", "static")]).await.unwrap(), 1);
+    // Stored now: the same id from another session, or a change a static artifact refuses, writes nothing.
+    let err = db.import_artifacts(vec![record("s2", "one", "static")]).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_argument", "{err}");
+    let err = db.import_artifacts(vec![record("s1", "two", "static")]).await.unwrap_err();
+    assert_eq!(err.code(), "lifecycle", "{err}");
+    // A batch with one new and one stored record takes the checked path whole.
+    let mut fresh = record("s1", "fresh", "overwritable");
+    fresh["id"] = json!("imp-2");
+    let err = db.import_artifacts(vec![fresh.clone(), record("s2", "x", "static")]).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(backend.get(stores::ARTIFACTS, "imp-2").await.unwrap().is_none(), "nothing of the refused batch");
+    assert_eq!(db.import_artifacts(vec![fresh, record("s1", "one", "static")]).await.unwrap(), 2);
+    assert_eq!(db.artifact("imp-1").await.unwrap().content, "one");
+    assert_eq!(found(&db, "fresh").await, ["artifacts:imp-2"]);
     f.done(backend).await;
 }

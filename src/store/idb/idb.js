@@ -28,7 +28,12 @@ export function transactionPromise(tx) {
   const done = new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve(undefined);
     tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
-    tx.onerror = () => reject(tx.error ?? new DOMException("transaction failed", "UnknownError"));
+    // A failed request's error reaches the transaction first (its own `error`
+    // is only set at the abort that follows): the request's names the cause.
+    tx.onerror = (event) => {
+      const failed = /** @type {IDBRequest | null} */ (event.target);
+      reject(failed?.error ?? tx.error ?? new DOMException("transaction failed", "UnknownError"));
+    };
   });
   done.catch(() => {});
   return done;

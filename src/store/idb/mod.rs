@@ -305,6 +305,15 @@ impl Backend for IdbBackend {
     async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
         write::write(self, Some(guard), writes).await
     }
+
+    async fn write_new(&self, writes: Vec<Write>) -> Result<bool> {
+        match write::write_as(self, None, writes, true).await {
+            Ok(()) => Ok(true),
+            // `store_error` names the DOMException first.
+            Err(StoreError::Backend(e)) if e.starts_with("ConstraintError") => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// Issues a read of each (store, key) of `reads` in `tx`; the future gets

@@ -41,7 +41,18 @@ fn injected_failure() -> Option<JsValue> {
 
 /// Applies every write of the batch or none; with a guard, only if the
 /// guard's records, read first in the same transaction, pass its check.
-pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, mut writes: Vec<Write>) -> Result<()> {
+pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes: Vec<Write>) -> Result<()> {
+    write_as(backend, guard, writes, false).await
+}
+
+/// [`write`]; with `new_only`, every put is an `add`: a key that exists
+/// already fails the request, and the whole batch with it (`ConstraintError`).
+pub(super) async fn write_as(
+    backend: &IdbBackend,
+    guard: Option<Guard<'_>>,
+    mut writes: Vec<Write>,
+    new_only: bool,
+) -> Result<()> {
     if writes.is_empty() && guard.is_none() {
         return Ok(());
     }
@@ -98,6 +109,7 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, mut wr
     let mut failure = None;
     for (i, (store, request)) in requests.iter().enumerate() {
         let issued = tx.object_store(store).and_then(|s| match request {
+            Ok(at) if new_only => s.add(&records.get(*at as u32)),
             Ok(at) => s.put(&records.get(*at as u32)),
             Err(key) => s.delete(&JsValue::from_str(key)),
         });
