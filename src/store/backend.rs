@@ -69,8 +69,9 @@ pub trait Backend {
         }
         Ok(out)
     }
-    /// The records of `store` with these keys (`None` where there is none),
-    /// read together (IndexedDB: one transaction).
+    /// The records of `store` with these keys (`None` where there is none)
+    /// (one read each: other tabs' changes, a rare and small read, are not
+    /// worth a batched reader of their own in the package).
     async fn get_many(&self, store: &'static str, keys: &[String]) -> Result<Vec<Option<Value>>> {
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {

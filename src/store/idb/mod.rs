@@ -284,12 +284,6 @@ impl Backend for IdbBackend {
         Ok(items_from_js(store, &all)?.into_iter().map(|v| record(store, v)).collect())
     }
 
-    async fn get_many(&self, store: &'static str, keys: &[String]) -> Result<Vec<Option<Value>>> {
-        let tx = self.transaction(&[store], IdbTransactionMode::Readonly)?;
-        let reads: Vec<(&'static str, String)> = keys.iter().map(|k| (store, k.clone())).collect();
-        get_all_of(&tx, &reads)?.await
-    }
-
     fn search_index(&self) -> Option<&Rc<SearchIndex>> {
         Some(&self.search)
     }
