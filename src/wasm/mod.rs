@@ -10,6 +10,7 @@ mod convert;
 mod error;
 mod memories;
 mod projects;
+mod search;
 mod sessions;
 
 use wasm_bindgen::prelude::*;

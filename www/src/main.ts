@@ -5,6 +5,7 @@ import "./style.css";
 import init, { Agent, type AgentEvent, type Artifact, type Lifecycle, type ManuscriptSection, type RunResult, type SessionInfo } from "atelier-agent";
 import { renderStream } from "./render";
 import { setupPlayground } from "./playground";
+import { setupSearch } from "./search";
 
 /** Which session the app shows (a preference of this browser; the sessions live in IndexedDB). */
 const CURRENT_session_KEY = "atelier-current-session";
@@ -700,6 +701,19 @@ async function main(): Promise<void> {
   await switchSession(session);
   await refreshProjects();
   void checkProxy();
+  setupSearch(agent, {
+    async chapter(projectId, sectionId, start, end) {
+      await refreshProjects(projectId);
+      await refreshChapters(sectionId);
+      ui.chapterText.focus();
+      if (start !== undefined && end !== undefined) ui.chapterText.setSelectionRange(start, end);
+    },
+    async artifact(sessionId, artifactId) {
+      if (sessionId !== session && !sessionId.startsWith("continuity:")) await switchSession(sessionId);
+      showArtifact(artifactId);
+    },
+    session: switchSession,
+  });
 
   ui.sessionSelect.addEventListener("change", () => void switchSession(ui.sessionSelect.value));
   ui.newSession.addEventListener("click", () => void switchSession(crypto.randomUUID()));
