@@ -1,0 +1,36 @@
+//! The Model Context Protocol client: the agent uses the tools of the MCP
+//! servers the proxy relays (`/api/mcp/<name>`), whose tokens stay on the
+//! proxy.
+//!
+//! * [`McpClient`] (`client.rs`): JSON-RPC over the Streamable HTTP
+//!   transport: `initialize` with version negotiation, `tools/list` with
+//!   pagination, `tools/call` with progress, cancellation, sessions opened
+//!   again when the server forgets them, answers as JSON or as an event
+//!   stream (read by the crate's [`crate::llm::SseDecoder`]).
+//! * [`McpTransport`] (`transport.rs`): what the client needs of HTTP. In
+//!   the browser, `RelayTransport` (`relay.rs`, the only file here that
+//!   touches web-sys) sends through the proxy's relay.
+//! * `content.rs`: tool definitions, results as text for the model, the
+//!   relayed servers of `/api/health`.
+//!
+//! Written for the package's size: the official JS SDK is about 90 KB gzip;
+//! this client reads messages field by field from `serde_json::Value`s (no
+//! derived decoders) and writes them as text.
+
+mod client;
+mod content;
+mod error;
+mod transport;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod relay;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{McpClient, Progress, MAX_TOOLS, MAX_TOOL_PAGES, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
+pub use content::{relayed_servers, CallResult, McpTool, RelayedServer};
+pub use error::{McpError, Result};
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+pub use relay::{fetch_relayed_servers, RelayTransport};
+pub use transport::{AnswerBody, HttpAnswer, HttpMethod, HttpRequest, McpTransport};

@@ -1,0 +1,145 @@
+//! `RelayTransport`: the browser's [`McpTransport`]. Each request goes to
+//! the proxy's relay for one server, `{proxyUrl}/mcp/<name>`, with the
+//! client token the chat client sends (the proxy adds the server's own
+//! token; the page never sees it). A [`CancelToken`] aborts the fetch, and
+//! with it the relay's request upstream. Also the relayed servers of
+//! `/api/health`.
+//!
+//! Requests are built and sent with gloo-net, as the chat client's are; the
+//! headers are set on a `web_sys::Headers` first, whose refusal of a bad
+//! value is an error here (gloo-net's `header` would throw across the
+//! boundary). The body is read as a stream through web-sys.
+
+use async_trait::async_trait;
+use js_sys::{Reflect, Uint8Array};
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, ReadableStreamDefaultReader, Response};
+
+use super::client::read_all;
+use super::content::{relayed_servers, RelayedServer};
+use super::error::{McpError, Result};
+use super::transport::{AnswerBody, HttpAnswer, HttpMethod, HttpRequest, McpTransport};
+use crate::cancel::CancelToken;
+
+/// One relayed MCP server, as the browser reaches it.
+pub struct RelayTransport {
+    url: String,
+    client_token: Option<String>,
+}
+
+impl RelayTransport {
+    /// The relay of `server` on the proxy whose API is at `proxy_url` (e.g. "/api").
+    pub fn new(proxy_url: &str, server: &str, client_token: Option<String>) -> RelayTransport {
+        RelayTransport { url: format!("{}/mcp/{server}", proxy_url.trim_end_matches('/')), client_token }
+    }
+}
+
+#[async_trait(?Send)]
+impl McpTransport for RelayTransport {
+    async fn send(&self, request: HttpRequest, cancel: &CancelToken) -> Result<HttpAnswer> {
+        let response = fetch(&self.url, request, self.client_token.as_deref(), cancel).await?;
+        let headers = response.headers();
+        let header = |name: &str| headers.get(name).ok().flatten();
+        Ok(HttpAnswer {
+            status: response.status(),
+            content_type: header("content-type").unwrap_or_default(),
+            session_id: header("mcp-session-id"),
+            body: Box::new(Body {
+                reader: response.body().map(|stream| stream.get_reader().unchecked_into()),
+                cancel: cancel.clone(),
+            }),
+        })
+    }
+}
+
+/// The relayed servers the proxy at `proxy_url` lists in `/api/health`.
+pub async fn fetch_relayed_servers(proxy_url: &str, cancel: &CancelToken) -> Result<Vec<RelayedServer>> {
+    let url = format!("{}/health", proxy_url.trim_end_matches('/'));
+    let request = HttpRequest { method: HttpMethod::Get, headers: Vec::new(), body: None };
+    let response = fetch(&url, request, None, cancel).await?;
+    let mut body = Body { reader: response.body().map(|s| s.get_reader().unchecked_into()), cancel: cancel.clone() };
+    let text = read_all(&mut body, 1 << 20).await?;
+    if !response.ok() {
+        return Err(McpError::from_http(response.status(), &String::from_utf8_lossy(&text), false));
+    }
+    let health: Value = serde_json::from_slice(&text).map_err(|e| McpError::Malformed(e.to_string()))?;
+    Ok(relayed_servers(&health))
+}
+
+async fn fetch(url: &str, request: HttpRequest, token: Option<&str>, cancel: &CancelToken) -> Result<Response> {
+    use gloo_net::http::{Method, RequestBuilder};
+    let controller = AbortController::new().map_err(|e| failure(cancel, &e))?;
+    {
+        let controller = controller.clone();
+        cancel.on_cancel(move || controller.abort());
+    }
+    let headers = web_sys::Headers::new().map_err(|e| failure(cancel, &e))?;
+    let token = token.map(|t| format!("Bearer {t}"));
+    for (name, value) in
+        request.headers.iter().map(|(n, v)| (*n, v.as_str())).chain(token.as_deref().map(|t| ("authorization", t)))
+    {
+        headers.set(name, value).map_err(|_| McpError::Malformed(format!("a {name} header that HTTP cannot carry")))?;
+    }
+    let method = match request.method {
+        HttpMethod::Post => Method::POST,
+        HttpMethod::Get => Method::GET,
+        HttpMethod::Delete => Method::DELETE,
+    };
+    let builder = RequestBuilder::new(url)
+        .method(method)
+        .headers(gloo_net::http::Headers::from_raw(headers))
+        .abort_signal(Some(&controller.signal()));
+    let built = match request.body {
+        Some(body) => builder.body(body),
+        None => builder.build(),
+    };
+    let sent = match built {
+        Ok(request) => request.send().await,
+        Err(e) => Err(e),
+    };
+    sent.map(Response::from).map_err(|e| match e {
+        gloo_net::Error::JsError(js) => failure(cancel, &JsValue::from_str(&js.message)),
+        other => failure(cancel, &JsValue::from_str(&other.to_string())),
+    })
+}
+
+/// A fetch or read that failed: aborted when we cancelled, the network otherwise.
+fn failure(cancel: &CancelToken, e: &JsValue) -> McpError {
+    if cancel.is_cancelled() {
+        return McpError::Aborted;
+    }
+    let detail = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string());
+    McpError::Network(detail.unwrap_or_default())
+}
+
+/// An answer's body, read chunk by chunk; dropping it releases the
+/// connection (the relay then drops its request upstream).
+struct Body {
+    reader: Option<ReadableStreamDefaultReader>,
+    cancel: CancelToken,
+}
+
+#[async_trait(?Send)]
+impl AnswerBody for Body {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(reader) = &self.reader else {
+            return Ok(None);
+        };
+        let chunk = JsFuture::from(reader.read()).await.map_err(|e| failure(&self.cancel, &e))?;
+        let field = |name: &str| Reflect::get(&chunk, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+        if field("done").as_bool().unwrap_or(true) {
+            return Ok(None);
+        }
+        Ok(Some(Uint8Array::new(&field("value")).to_vec()))
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        if let Some(reader) = &self.reader {
+            let _ = reader.cancel();
+        }
+    }
+}

@@ -1,0 +1,617 @@
+//! The client against a scripted transport: each case is the server's
+//! answers, in order, what the client is asked, and what it must send and
+//! return. Add rows, not functions. (The browser tests run the same client
+//! against the reference server through the real relay: tests/web_mcp.rs.)
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use async_trait::async_trait;
+use futures_executor::block_on;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::cancel::CancelToken;
+
+/// One scripted answer. `$id` in a body becomes the JSON-RPC id of the
+/// request it answers.
+#[derive(Clone)]
+struct Reply {
+    status: u16,
+    content_type: &'static str,
+    session: Option<&'static str>,
+    body: String,
+    /// After the body, the answer neither ends nor fails until cancelled.
+    hang: bool,
+}
+
+fn json_reply(body: &str) -> Reply {
+    Reply { status: 200, content_type: "application/json", session: None, body: body.into(), hang: false }
+}
+
+fn status(status: u16, body: &str) -> Reply {
+    Reply { status, ..json_reply(body) }
+}
+
+fn accepted() -> Reply {
+    status(202, "")
+}
+
+/// An event stream of `events` (each a data line, or raw SSE text when it
+/// starts with a field name or a comment).
+fn sse(events: &[&str]) -> Reply {
+    let body: String = events
+        .iter()
+        .map(|e| if e.starts_with('{') { format!("event: message\ndata: {e}\n\n") } else { format!("{e}\n\n") })
+        .collect();
+    Reply { content_type: "text/event-stream", ..json_reply(&body) }
+}
+
+fn result(result: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":$id,"result":{result}}}"#)
+}
+
+/// `initialize` answered (with `session` and `version`), then `initialized` accepted.
+fn init(session: Option<&'static str>, version: &str) -> [Reply; 2] {
+    let answer = result(&format!(
+        r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{"listChanged":true}}}},"serverInfo":{{"name":"s","version":"1"}}}}"#
+    ));
+    [Reply { session, ..json_reply(&answer) }, accepted()]
+}
+
+fn tools_page(names: &[&str], next: Option<&str>) -> Reply {
+    let tools: Vec<Value> = names.iter().map(|n| json!({ "name": n, "inputSchema": { "type": "object" } })).collect();
+    let mut page = json!({ "tools": tools });
+    if let Some(next) = next {
+        page["nextCursor"] = json!(next);
+    }
+    json_reply(&result(&page.to_string()))
+}
+
+#[derive(Default)]
+struct Script {
+    replies: RefCell<VecDeque<Reply>>,
+    /// Every request: method, headers, body.
+    seen: RefCell<Vec<HttpRequest>>,
+}
+
+struct Scripted(Rc<Script>);
+
+struct ScriptedBody {
+    chunks: VecDeque<Vec<u8>>,
+    hang: bool,
+    cancel: CancelToken,
+}
+
+#[async_trait(?Send)]
+impl AnswerBody for ScriptedBody {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
+        if let Some(chunk) = self.chunks.pop_front() {
+            return Ok(Some(chunk));
+        }
+        if self.hang {
+            self.cancel.cancelled().await;
+            return Err(McpError::Aborted);
+        }
+        Ok(None)
+    }
+}
+
+#[async_trait(?Send)]
+impl McpTransport for Scripted {
+    async fn send(&self, request: HttpRequest, cancel: &CancelToken) -> Result<HttpAnswer> {
+        if cancel.is_cancelled() {
+            return Err(McpError::Aborted);
+        }
+        let id = request.body.as_deref().and_then(|b| serde_json::from_str::<Value>(b).ok()).map(|b| b["id"].clone());
+        self.0.seen.borrow_mut().push(request);
+        // Let parallel callers interleave, as the network would.
+        crate::platform::sleep(std::time::Duration::from_millis(1)).await;
+        let Some(reply) = self.0.replies.borrow_mut().pop_front() else {
+            return Err(McpError::Network("the script has no answer left".into()));
+        };
+        let body = reply.body.replace("$id", &id.unwrap_or_default().to_string());
+        // Small chunks: events and JSON split anywhere must still be read.
+        let chunks = body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
+        Ok(HttpAnswer {
+            status: reply.status,
+            content_type: reply.content_type.into(),
+            session_id: reply.session.map(str::to_owned),
+            body: Box::new(ScriptedBody { chunks, hang: reply.hang, cancel: cancel.clone() }),
+        })
+    }
+}
+
+fn scripted(replies: impl IntoIterator<Item = Reply>) -> (McpClient, Rc<Script>) {
+    let script = Rc::new(Script { replies: RefCell::new(replies.into_iter().collect()), ..Script::default() });
+    (McpClient::new(Box::new(Scripted(script.clone()))), script)
+}
+
+/// What was sent, one line per request: the HTTP method, the JSON-RPC
+/// method (`reply` for a response to the server), and the session id.
+fn sent(script: &Script) -> Vec<String> {
+    script
+        .seen
+        .borrow()
+        .iter()
+        .map(|r| {
+            let body: Value = r.body.as_deref().map(|b| serde_json::from_str(b).unwrap()).unwrap_or_default();
+            let what = body["method"].as_str().unwrap_or(if body.is_null() { "-" } else { "reply" });
+            let session = header(r, "mcp-session-id").unwrap_or("-");
+            format!("{:?} {what} {session}", r.method)
+        })
+        .collect()
+}
+
+fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    request.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+}
+
+fn body(request: &HttpRequest) -> Value {
+    serde_json::from_str(request.body.as_deref().unwrap_or("null")).unwrap()
+}
+
+/// A call of `echo`: its text, or the error's code.
+fn call_outcome(client: &McpClient) -> String {
+    match block_on(client.call("echo", &json!({ "m": 1 }), &mut |_| {}, &CancelToken::new())) {
+        Ok(r) if r.is_error => format!("tool error: {}", r.text),
+        Ok(r) => r.text,
+        Err(e) => format!("error {}", e.code()),
+    }
+}
+
+const OK_TEXT: &str = r#"{"content":[{"type":"text","text":"done"}]}"#;
+
+#[test]
+fn calls_as_the_server_answers_them() {
+    let s = Some("s-1");
+    // (case, the server's answers, the outcome, what the client sent)
+    let cases: Vec<(&str, Vec<Reply>, &str, &[&str])> = vec![
+        (
+            "a session, a JSON answer",
+            [&init(s, PROTOCOL_VERSION)[..], &[json_reply(&result(OK_TEXT))]].concat(),
+            "done",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "a stateless server: no session header",
+            [&init(None, "2025-06-18")[..], &[json_reply(&result(OK_TEXT))]].concat(),
+            "done",
+            &["Post initialize -", "Post notifications/initialized -", "Post tools/call -"],
+        ),
+        (
+            "an event stream: priming event, keepalive, notifications, then the answer",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[sse(&[
+                    "id: 0\ndata: ",
+                    ": keepalive",
+                    r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}"#,
+                    r#"{"jsonrpc":"2.0","id":99,"result":{"content":[{"type":"text","text":"someone else's"}]}}"#,
+                    &result(OK_TEXT),
+                    r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":$id,"progress":9}}"#,
+                ])],
+            ]
+            .concat(),
+            "done",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "the server pings in the middle of a stream: answered",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[sse(&[r#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#, &result(OK_TEXT)]), accepted()],
+            ]
+            .concat(),
+            "done",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1", "Post reply s-1"],
+        ),
+        (
+            "the session expired (404): opened again, the call sent once more",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[status(404, r#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}"#)],
+                &init(Some("s-2"), PROTOCOL_VERSION)[..],
+                &[json_reply(&result(OK_TEXT))],
+            ]
+            .concat(),
+            "done",
+            &[
+                "Post initialize -",
+                "Post notifications/initialized s-1",
+                "Post tools/call s-1",
+                "Post initialize -",
+                "Post notifications/initialized s-2",
+                "Post tools/call s-2",
+            ],
+        ),
+        (
+            "server-everything's 400 for a forgotten session counts as expiry",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[status(400, r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#)],
+                &init(Some("s-2"), PROTOCOL_VERSION)[..],
+                &[json_reply(&result(OK_TEXT))],
+            ]
+            .concat(),
+            "done",
+            &[
+                "Post initialize -",
+                "Post notifications/initialized s-1",
+                "Post tools/call s-1",
+                "Post initialize -",
+                "Post notifications/initialized s-2",
+                "Post tools/call s-2",
+            ],
+        ),
+        (
+            "expired twice in a row: an error, not a loop",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[status(404, "{}")],
+                &init(Some("s-2"), PROTOCOL_VERSION)[..],
+                &[status(404, "{}")],
+            ]
+            .concat(),
+            "error mcp_session_expired",
+            &[
+                "Post initialize -",
+                "Post notifications/initialized s-1",
+                "Post tools/call s-1",
+                "Post initialize -",
+                "Post notifications/initialized s-2",
+                "Post tools/call s-2",
+            ],
+        ),
+        (
+            "a 404 without a session is the server's answer, not expiry",
+            [&init(None, PROTOCOL_VERSION)[..], &[status(404, "Cannot POST /mcp")]].concat(),
+            "error mcp_http",
+            &["Post initialize -", "Post notifications/initialized -", "Post tools/call -"],
+        ),
+        (
+            "the proxy's own 404 (no such server) is never taken for expiry",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[status(404, r#"{"error":{"type":"mcp_server_not_found","message":"no MCP server named x"}}"#)],
+            ]
+            .concat(),
+            "error mcp_server_not_found",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "the server is down: the relay's 502",
+            vec![status(502, r#"{"error":{"type":"mcp_unreachable","message":"connection refused"}}"#)],
+            "error mcp_unreachable",
+            &["Post initialize -"],
+        ),
+        (
+            "a JSON-RPC error",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[json_reply(r#"{"jsonrpc":"2.0","id":$id,"error":{"code":-32602,"message":"Unknown tool: echo"}}"#)],
+            ]
+            .concat(),
+            "error mcp_rpc",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "isError: a tool error with its text",
+            [
+                &init(s, PROTOCOL_VERSION)[..],
+                &[json_reply(&result(r#"{"content":[{"type":"text","text":"no such file"}],"isError":true}"#))],
+            ]
+            .concat(),
+            "tool error: no such file",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "a stream that ends without the answer",
+            [&init(s, PROTOCOL_VERSION)[..], &[sse(&[r#"{"jsonrpc":"2.0","method":"notifications/message"}"#])]]
+                .concat(),
+            "error malformed_response",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "an answer that is not JSON",
+            [&init(s, PROTOCOL_VERSION)[..], &[json_reply("<html>oops</html>")]].concat(),
+            "error malformed_response",
+            &["Post initialize -", "Post notifications/initialized s-1", "Post tools/call s-1"],
+        ),
+        (
+            "a version the client does not speak: nothing else is sent",
+            vec![init(s, "2024-11-05")[0].clone()],
+            "error mcp_version",
+            &["Post initialize -"],
+        ),
+        (
+            "a session id a header cannot carry",
+            vec![init(Some("bad\nid"), PROTOCOL_VERSION)[0].clone()],
+            "error malformed_response",
+            &["Post initialize -"],
+        ),
+        (
+            "initialized refused",
+            vec![init(s, PROTOCOL_VERSION)[0].clone(), status(500, "broken")],
+            "error mcp_http",
+            &["Post initialize -", "Post notifications/initialized s-1"],
+        ),
+        (
+            "an error answer of the initialize itself",
+            vec![json_reply(r#"{"jsonrpc":"2.0","id":$id,"error":{"code":-32600,"message":"no"}}"#)],
+            "error mcp_rpc",
+            &["Post initialize -"],
+        ),
+    ];
+    for (case, replies, outcome, requests) in cases {
+        let (client, script) = scripted(replies);
+        assert_eq!(call_outcome(&client), outcome, "{case}");
+        assert_eq!(sent(&script), requests, "{case}");
+        assert!(script.replies.borrow().is_empty(), "{case}: answers left unread");
+    }
+}
+
+#[test]
+fn requests_carry_the_protocol_headers() {
+    let (client, script) = scripted([&init(Some("s-1"), "2025-06-18")[..], &[json_reply(&result(OK_TEXT))]].concat());
+    call_outcome(&client);
+    let seen = script.seen.borrow();
+    let init_body = body(&seen[0]);
+    assert_eq!(init_body["params"]["protocolVersion"], PROTOCOL_VERSION);
+    assert_eq!(init_body["params"]["capabilities"], json!({}), "no capabilities: no sampling, elicitation or roots");
+    assert_eq!(header(&seen[0], "mcp-protocol-version"), None);
+    assert_eq!(header(&seen[0], "accept"), Some("application/json, text/event-stream"));
+    assert_eq!(header(&seen[0], "content-type"), Some("application/json"));
+    assert_eq!(body(&seen[1]), json!({ "jsonrpc": "2.0", "method": "notifications/initialized", "params": {} }));
+    let call = &seen[2];
+    assert_eq!(header(call, "mcp-protocol-version"), Some("2025-06-18"), "the negotiated version");
+    assert_eq!(header(call, "mcp-method"), Some("tools/call"));
+    assert_eq!(header(call, "mcp-name"), Some("echo"));
+    let call = body(call);
+    assert_eq!(call["params"]["name"], "echo");
+    assert_eq!(call["params"]["arguments"], json!({ "m": 1 }));
+    assert_eq!(call["params"]["_meta"]["progressToken"], call["id"]);
+    assert_ne!(call["id"], init_body["id"]);
+    assert_eq!(client.protocol_version().as_deref(), Some("2025-06-18"));
+}
+
+#[test]
+fn tools_are_listed_page_by_page_and_sorted() {
+    let pages = [
+        tools_page(&["b", "a"], Some("c1")),
+        tools_page(&["d"], Some("c2")),
+        // The server repeats a cursor: reading stops, nothing loops.
+        tools_page(&["c", "a"], Some("c1")),
+    ];
+    let (client, script) = scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &pages[..]].concat());
+    let tools = block_on(client.tools(&CancelToken::new())).unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "d"], "sorted, a repeated name kept once");
+    let cursors: Vec<Value> = script.seen.borrow()[2..].iter().map(|r| body(r)["params"]["cursor"].clone()).collect();
+    assert_eq!(cursors, [Value::Null, json!("c1"), json!("c2")]);
+
+    // A server whose cursor never ends is read MAX_TOOL_PAGES times.
+    let endless: Vec<Reply> =
+        (0..MAX_TOOL_PAGES + 5).map(|i| tools_page(&[&format!("t{i}")], Some(&format!("c{i}")))).collect();
+    let (client, script) = scripted([&init(None, PROTOCOL_VERSION)[..], &endless[..]].concat());
+    assert_eq!(block_on(client.tools(&CancelToken::new())).unwrap().len(), MAX_TOOL_PAGES);
+    assert_eq!(script.replies.borrow().len(), 5);
+}
+
+#[test]
+fn tool_definitions_take_the_spec_defaults() {
+    let page = json!({ "tools": [
+        { "name": "plain", "inputSchema": { "type": "object", "properties": { "q": { "type": "string" } } } },
+        { "name": "reader", "description": "reads", "inputSchema": { "type": "object" },
+          "annotations": { "readOnlyHint": true, "openWorldHint": false } },
+        { "name": "careful", "annotations": { "destructiveHint": false, "readOnlyHint": "yes" } },
+        { "description": "no name" },
+        "not an object",
+        { "name": "" },
+    ] });
+    let (client, _) = scripted([&init(None, PROTOCOL_VERSION)[..], &[json_reply(&result(&page.to_string()))]].concat());
+    let tools = block_on(client.tools(&CancelToken::new())).unwrap();
+    let summary: Vec<(&str, bool, bool, bool)> =
+        tools.iter().map(|t| (t.name.as_str(), t.read_only, t.destructive, t.open_world)).collect();
+    assert_eq!(summary, [("careful", false, false, true), ("plain", false, true, true), ("reader", true, true, false)]);
+    assert_eq!(tools[0].input_schema, json!({ "type": "object" }), "a missing schema becomes any object");
+    assert_eq!(tools[1].input_schema["properties"]["q"]["type"], "string");
+    assert_eq!(tools[2].description, "reads");
+}
+
+#[test]
+fn results_keep_text_and_structured_content_and_describe_the_rest() {
+    let cases: &[(Value, &str)] = &[
+        (json!({ "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }] }), "a\nb"),
+        (
+            json!({ "content": [{ "type": "text", "text": "{\"t\": 20}" }], "structuredContent": { "t": 20 } }),
+            "{\"t\": 20}",
+        ),
+        (
+            json!({ "content": [{ "type": "text", "text": "It is warm." }], "structuredContent": { "t": 20 } }),
+            "It is warm.\n{\"t\":20}",
+        ),
+        (json!({ "content": [], "structuredContent": { "t": 20 } }), "{\"t\":20}"),
+        (
+            json!({ "content": [{ "type": "image", "data": "AAAAAAAA", "mimeType": "image/png" }] }),
+            "[image (image/png, about 6 bytes) not shown]",
+        ),
+        (
+            json!({ "content": [{ "type": "audio", "data": "AAAA" }] }),
+            "[audio (unknown type, about 3 bytes) not shown]",
+        ),
+        (
+            json!({ "content": [{ "type": "resource_link", "uri": "demo://r/1", "name": "First" }] }),
+            "[resource link: First <demo://r/1>]",
+        ),
+        (
+            json!({ "content": [{ "type": "resource", "resource": { "uri": "demo://r/2", "text": "inside" } }] }),
+            "[resource <demo://r/2>]\ninside",
+        ),
+        (
+            json!({ "content": [{ "type": "resource", "resource": { "uri": "demo://r/3", "blob": "AA==", "mimeType": "application/gzip" } }] }),
+            "[resource <demo://r/3> (application/gzip) not shown]",
+        ),
+        (json!({ "content": [{ "type": "hologram" }] }), "[content of type \"hologram\" not shown]"),
+        (json!({ "content": "not a list" }), ""),
+        (json!(null), ""),
+    ];
+    for (result, text) in cases {
+        let read = CallResult::from_value(result);
+        assert_eq!(read.text, *text, "{result}");
+        assert!(!read.is_error);
+    }
+    let read = CallResult::from_value(&json!({ "content": [], "structuredContent": { "t": 1 }, "isError": true }));
+    assert_eq!((read.structured, read.is_error), (Some(json!({ "t": 1 })), true));
+}
+
+#[test]
+fn progress_and_list_changed_are_heard_on_the_stream() {
+    let events = [
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":$id,"progress":1,"total":3}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"other","progress":2}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":$id,"progress":2,"total":3,"message":"half"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+        &result(OK_TEXT),
+    ];
+    let (client, _) = scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &[sse(&events)]].concat());
+    let mut heard = Vec::new();
+    let outcome = block_on(client.call("echo", &json!({}), &mut |p| heard.push(p), &CancelToken::new())).unwrap();
+    assert_eq!(outcome.text, "done");
+    assert_eq!(
+        heard,
+        [
+            Progress { progress: 1.0, total: Some(3.0), message: None },
+            Progress { progress: 2.0, total: Some(3.0), message: Some("half".into()) },
+        ],
+        "only this call's progress"
+    );
+    assert!(client.take_tools_changed());
+    assert!(!client.take_tools_changed(), "taken once");
+}
+
+#[test]
+fn an_aborted_call_is_cancelled_at_the_server() {
+    let hanging = Reply { hang: true, ..sse(&[r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#]) };
+    let (client, script) = scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &[hanging, accepted()]].concat());
+    let cancel = CancelToken::new();
+    let aborted = async {
+        crate::platform::sleep(std::time::Duration::from_millis(20)).await;
+        cancel.cancel();
+    };
+    let (outcome, ()) =
+        block_on(futures_util::future::join(client.call("slow", &json!({}), &mut |_| {}, &cancel), aborted));
+    assert_eq!(outcome.unwrap_err(), McpError::Aborted);
+    let seen = script.seen.borrow();
+    let call = body(&seen[2]);
+    let notice = body(&seen[3]);
+    assert_eq!(notice["method"], "notifications/cancelled");
+    assert_eq!(notice["params"]["requestId"], call["id"]);
+    assert_eq!(header(&seen[3], "mcp-session-id"), Some("s"));
+    assert_eq!(seen.len(), 4);
+}
+
+#[test]
+fn an_abort_during_initialize_sends_no_cancellation() {
+    let hanging = Reply { hang: true, ..json_reply("") };
+    let (client, script) = scripted([hanging]);
+    let cancel = CancelToken::new();
+    let (args, mut quiet) = (json!({}), |_| {});
+    let run = client.call("echo", &args, &mut quiet, &cancel);
+    let (outcome, ()) = block_on(futures_util::future::join(run, async {
+        crate::platform::sleep(std::time::Duration::from_millis(10)).await;
+        cancel.cancel();
+    }));
+    assert_eq!(outcome.unwrap_err(), McpError::Aborted);
+    assert_eq!(sent(&script), ["Post initialize -"]);
+}
+
+#[test]
+fn parallel_calls_share_one_initialize() {
+    let replies =
+        [&init(Some("s"), PROTOCOL_VERSION)[..], &[json_reply(&result(OK_TEXT)), json_reply(&result(OK_TEXT))]];
+    let (client, script) = scripted(replies.concat());
+    let cancel = CancelToken::new();
+    let (args, mut quiet_a, mut quiet_b) = (json!({}), |_| {}, |_| {});
+    let one = client.call("a", &args, &mut quiet_a, &cancel);
+    let (a, b) = block_on(futures_util::future::join(one, client.call("b", &args, &mut quiet_b, &cancel)));
+    assert_eq!((a.unwrap().text, b.unwrap().text), ("done".into(), "done".into()));
+    assert_eq!(
+        sent(&script),
+        ["Post initialize -", "Post notifications/initialized s", "Post tools/call s", "Post tools/call s"]
+    );
+}
+
+#[test]
+fn the_session_is_closed_and_the_notification_stream_read() {
+    let stream = Reply {
+        session: None,
+        ..sse(&[
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        ])
+    };
+    let (client, script) = scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &[stream, status(405, "")]].concat());
+    let cancel = CancelToken::new();
+    assert_eq!(block_on(client.listen(&cancel)), Ok(true));
+    assert!(client.take_tools_changed());
+    assert_eq!(block_on(client.listen(&cancel)), Ok(false), "405: the server offers no stream");
+    {
+        let seen = script.seen.borrow();
+        let get = &seen[2];
+        assert_eq!(
+            (get.method, header(get, "accept"), get.body.clone()),
+            (HttpMethod::Get, Some("text/event-stream"), None)
+        );
+        assert_eq!(seen.len(), 4);
+    }
+
+    script.replies.borrow_mut().push_back(status(200, ""));
+    block_on(client.close(&cancel));
+    let last = script.seen.borrow().last().cloned().unwrap();
+    assert_eq!((last.method, header(&last, "mcp-session-id")), (HttpMethod::Delete, Some("s")));
+    assert_eq!(client.protocol_version(), None, "closed: the next call opens a new session");
+}
+
+#[test]
+fn errors_say_whether_the_server_is_gone() {
+    let cases: &[(u16, &str, bool, &str, bool)] = &[
+        (502, r#"{"error":{"type":"mcp_unreachable","message":"refused"}}"#, true, "mcp_unreachable", true),
+        (504, r#"{"error":{"type":"mcp_timeout","message":"slow"}}"#, true, "mcp_timeout", true),
+        (404, r#"{"error":{"type":"mcp_server_not_found","message":"x"}}"#, true, "mcp_server_not_found", true),
+        (429, r#"{"error":{"type":"rate_limited","message":"slow down"}}"#, true, "rate_limited", false),
+        (401, r#"{"error":{"type":"unauthorized","message":"token"}}"#, false, "unauthorized", false),
+        (
+            404,
+            r#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}}"#,
+            true,
+            "mcp_session_expired",
+            false,
+        ),
+        (404, "gone", false, "mcp_http", false),
+        (500, "boom", true, "mcp_http", true),
+    ];
+    for (status, body, had_session, code, gone) in cases {
+        let error = McpError::from_http(*status, body, *had_session);
+        assert_eq!((error.code(), error.server_gone()), (*code, *gone), "{status} {body}");
+    }
+}
+
+#[test]
+fn health_lists_the_relayed_servers() {
+    let health = json!({ "mcp": [
+        { "name": "notes", "reachable": true },
+        { "name": "dict", "reachable": false, "error": "timeout" },
+        { "reachable": true },
+    ] });
+    let servers = relayed_servers(&health);
+    assert_eq!(
+        servers,
+        [
+            RelayedServer { name: "notes".into(), reachable: true, error: None },
+            RelayedServer { name: "dict".into(), reachable: false, error: Some("timeout".into()) },
+        ]
+    );
+    assert!(relayed_servers(&json!({ "chat": {} })).is_empty(), "an older proxy");
+}
