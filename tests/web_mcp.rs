@@ -93,13 +93,13 @@ async fn the_reference_server_through_the_relay() {
     assert_eq!(*progress.borrow(), [1.0, 2.0, 3.0], "progress arrived before the result");
 
     let image = call_text(&everything, "get-tiny-image", json!({})).await.unwrap().0;
-    assert!(image.contains("[image (image/png, about"), "an image is described: {image}");
+    assert!(image.contains("[image image/png "), "an image is described: {image}");
     let weather =
         everything.call("get-structured-content", &json!({ "location": "New York" }), &mut |_| {}, &cancel).await;
     let weather = weather.unwrap();
     assert!(weather.structured.as_ref().is_some_and(|s| s.get("temperature").is_some()), "{weather:?}");
     let resource = call_text(&everything, "get-resource-reference", json!({ "resourceType": "Text", "resourceId": 1 }));
-    assert!(resource.await.unwrap().0.contains("[resource <demo://"), "a resource is shown with its address");
+    assert!(resource.await.unwrap().0.contains("[resource demo://"), "a resource is shown with its address");
     everything.close(&cancel).await;
 }
 

@@ -18,9 +18,12 @@
 //!   `notifications/cancelled` for it (servers up to 2025-11-25 do not read
 //!   a disconnect as a cancellation); an answer after that is never read.
 //!
-//! Messages are written as text by hand rather than with `json!`: a `json!`
-//! literal is code that builds its value node by node, and the package
-//! pays for bytes.
+//! Written for the package's size. Messages are text put together by hand
+//! (a `json!` literal is code that builds its value node by node, a
+//! `format!` a formatting call per site). A request is one loop of steps
+//! (`initialize`, `initialized`, the request, its cancellation) around one
+//! exchange, rather than nested `async fn`s: each nested state machine
+//! costs the package its own code.
 
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
@@ -29,12 +32,17 @@ use serde_json::Value;
 
 use super::content::{CallResult, McpTool};
 use super::error::{McpError, Result};
-use super::transport::{AnswerBody, HttpAnswer, HttpMethod, HttpRequest, McpTransport};
+use super::transport::{HttpMethod, HttpRequest, McpTransport};
 use crate::cancel::{until_cancelled, CancelToken};
 use crate::llm::{SseDecoder, MAX_EVENT_BYTES};
 
-/// The protocol version `initialize` offers.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// The protocol version `initialize` offers (a macro, for `concat!`).
+macro_rules! offered_version {
+    () => {
+        "2025-11-25"
+    };
+}
+pub const PROTOCOL_VERSION: &str = offered_version!();
 
 /// The versions this client speaks: the Streamable HTTP transport's.
 pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION, "2025-06-18", "2025-03-26"];
@@ -43,6 +51,26 @@ pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION, "2025-06-18", "2025-
 /// kept: a server whose cursor never ends cannot hold the run.
 pub const MAX_TOOL_PAGES: usize = 32;
 pub const MAX_TOOLS: usize = 256;
+
+/// The params of `initialize`: this client declares no capabilities (no
+/// sampling, elicitation or roots).
+const INITIALIZE_PARAMS: &str = concat!(
+    r#"{"protocolVersion":""#,
+    offered_version!(),
+    r#"","capabilities":{},"clientInfo":{"name":"atelier-agent","version":""#,
+    env!("CARGO_PKG_VERSION"),
+    r#""}}"#
+);
+
+/// What `McpClient::request` sends next.
+enum Step {
+    Initialize,
+    /// `notifications/initialized`, for the session `initialize` opened.
+    Initialized(Session),
+    Request,
+    /// `notifications/cancelled` for the request of this id, in its session.
+    Cancelled(Session, u64),
+}
 
 /// How long an aborted run waits for its `notifications/cancelled` to go out.
 const CANCEL_NOTICE_WAIT: Duration = Duration::from_secs(2);
@@ -109,41 +137,7 @@ impl McpClient {
     /// Opens the session (`initialize`, then `notifications/initialized`)
     /// unless it is open.
     pub async fn connect(&self, cancel: &CancelToken) -> Result<()> {
-        loop {
-            if self.session.borrow().version.is_some() {
-                return Ok(());
-            }
-            let under_way = self.connecting.borrow().clone();
-            match under_way {
-                Some(done) => until_cancelled(cancel, done.cancelled()).await.ok_or(McpError::Aborted)?,
-                None => break,
-            }
-        }
-        let done = CancelToken::new();
-        *self.connecting.borrow_mut() = Some(done.clone());
-        let _connecting = Connecting(self, done);
-        let fresh = Session::default();
-        let params = format!(
-            r#"{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"atelier-agent","version":"{}"}}}}"#,
-            env!("CARGO_PKG_VERSION")
-        );
-        let id = self.id();
-        let answer = self.post(&fresh, message(Some(id), "initialize", &params), "initialize", None, cancel).await?;
-        // The id goes back in a header: visible ASCII only (the spec's rule).
-        let id_ok = |s: &String| s.bytes().all(|b| b.is_ascii_graphic());
-        if !answer.session_id.as_ref().is_none_or(id_ok) {
-            return Err(McpError::Malformed("a session id with characters a header cannot carry".into()));
-        }
-        let session = Session { id: answer.session_id.clone(), ..fresh };
-        let result = self.answer(&session, answer, id, &mut |_| {}, cancel).await?;
-        let version = result["protocolVersion"].as_str().unwrap_or_default();
-        if !SUPPORTED_VERSIONS.contains(&version) {
-            return Err(McpError::Version(version.to_owned()));
-        }
-        let session = Session { version: Some(version.to_owned()), ..session };
-        self.notify(&session, "notifications/initialized", "{}", cancel).await?;
-        *self.session.borrow_mut() = session;
-        Ok(())
+        self.request("", "", None, &mut |_| {}, cancel).await.map(drop)
     }
 
     /// Every tool of the server (`tools/list`, page after page), sorted by
@@ -152,10 +146,16 @@ impl McpClient {
         let mut tools: Vec<McpTool> = Vec::new();
         let mut cursors: Vec<String> = Vec::new();
         for _ in 0..MAX_TOOL_PAGES {
-            let members =
-                cursors.last().map(|c| format!(r#""cursor":{}"#, Value::from(c.as_str()))).unwrap_or_default();
-            let page = self.request("tools/list", &members, None, &mut |_| {}, cancel).await?;
-            tools.extend(page["tools"].as_array().into_iter().flatten().filter_map(McpTool::from_value));
+            let members = cursors.last().map(|c| [r#""cursor":"#, &Value::from(c.as_str()).to_string()].concat());
+            let page = self.request("tools/list", &members.unwrap_or_default(), None, &mut |_| {}, cancel).await?;
+            for tool in page["tools"].as_array().into_iter().flatten().filter_map(McpTool::from_value) {
+                // In name order, each name once (a sort of its own would
+                // compile a merge sort for this one type).
+                let at = tools.partition_point(|t| t.name < tool.name);
+                if tools.get(at).is_none_or(|t| t.name != tool.name) && tools.len() < MAX_TOOLS {
+                    tools.insert(at, tool);
+                }
+            }
             match page["nextCursor"].as_str() {
                 Some(next) if !cursors.iter().any(|c| c == next) && tools.len() < MAX_TOOLS => {
                     cursors.push(next.to_owned())
@@ -163,9 +163,6 @@ impl McpClient {
                 _ => break,
             }
         }
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        tools.dedup_by(|a, b| a.name == b.name);
-        tools.truncate(MAX_TOOLS);
         Ok(tools)
     }
 
@@ -179,7 +176,7 @@ impl McpClient {
         cancel: &CancelToken,
     ) -> Result<CallResult> {
         let arguments = if arguments.is_object() { arguments.to_string() } else { "{}".to_owned() };
-        let members = format!(r#""name":{},"arguments":{arguments}"#, Value::from(name));
+        let members = [r#""name":"#, &Value::from(name).to_string(), r#","arguments":"#, &arguments].concat();
         let result = self.request("tools/call", &members, Some(name), on_progress, cancel).await?;
         Ok(CallResult::from_value(&result))
     }
@@ -191,13 +188,10 @@ impl McpClient {
         let session = self.session.borrow().clone();
         let request =
             HttpRequest { method: HttpMethod::Get, headers: headers(&session, "text/event-stream"), body: None };
-        let mut answer = self.transport.send(request, cancel).await?;
-        if answer.status == 405 {
-            return Ok(false);
+        match self.exchange(&session, request, None, &mut |_| {}, cancel).await {
+            Err(McpError::Http { status: 405, .. }) => Ok(false),
+            other => other.map(|_| true),
         }
-        self.check(&session, &mut answer).await?;
-        self.stream(&session, &mut *answer.body, None, &mut |_| {}, cancel).await?;
-        Ok(true)
     }
 
     /// Ends the session at the server (DELETE; a server may refuse with
@@ -211,13 +205,10 @@ impl McpClient {
         }
     }
 
-    fn id(&self) -> u64 {
-        self.next_id.replace(self.next_id.get() + 1)
-    }
-
-    /// A request in the open session (opened first, and once more when the
-    /// server forgot it); its result. `members` are the params' fields, as
-    /// JSON text without the braces.
+    /// A request in the session, which is opened first when it is not, and
+    /// once more when the server forgot it; its result. `members` are the
+    /// params' fields as JSON text without the braces. An empty `method`
+    /// only opens the session.
     async fn request(
         &self,
         method: &str,
@@ -227,141 +218,167 @@ impl McpClient {
         cancel: &CancelToken,
     ) -> Result<Value> {
         let mut reopened = false;
+        let mut step = Step::Request;
+        // Held while this call opens the session (parallel calls wait).
+        let mut connecting: Option<Connecting> = None;
         loop {
-            self.connect(cancel).await?;
-            let session = self.session.borrow().clone();
-            let id = self.id();
-            // The request's id is its progress token: unique in the session.
-            let comma = if members.is_empty() { "" } else { "," };
-            let params = format!(r#"{{"_meta":{{"progressToken":{id}}}{comma}{members}}}"#);
-            let outcome = match self.post(&session, message(Some(id), method, &params), method, name, cancel).await {
-                Ok(answer) => self.answer(&session, answer, id, on_progress, cancel).await,
-                Err(e) => Err(e),
+            let current = self.session.borrow().clone();
+            if matches!(step, Step::Request) && current.version.is_none() {
+                let under_way = self.connecting.borrow().clone();
+                if let Some(done) = under_way {
+                    until_cancelled(cancel, done.cancelled()).await.ok_or(McpError::Aborted)?;
+                    continue;
+                }
+                let done = CancelToken::new();
+                *self.connecting.borrow_mut() = Some(done.clone());
+                connecting = Some(Connecting(self, done));
+                step = Step::Initialize;
+            }
+            if matches!(step, Step::Request) && method.is_empty() {
+                return Ok(Value::Null);
+            }
+            let id = self.next_id.replace(self.next_id.get() + 1);
+            let (session, request, id) = match &step {
+                Step::Initialize => {
+                    let fresh = Session::default();
+                    let request = post(&fresh, Some(id), "initialize", INITIALIZE_PARAMS, None);
+                    (fresh, request, Some(id))
+                }
+                Step::Initialized(new) => (new.clone(), post(new, None, "notifications/initialized", "{}", None), None),
+                // The request's id is its progress token: unique in the session.
+                Step::Request => {
+                    let comma = if members.is_empty() { "" } else { "," };
+                    let params = [r#"{"_meta":{"progressToken":"#, &id.to_string(), "}", comma, members, "}"].concat();
+                    let request = post(&current, Some(id), method, &params, name);
+                    (current, request, Some(id))
+                }
+                Step::Cancelled(old, of) => {
+                    let params = [r#"{"requestId":"#, &of.to_string(), r#","reason":"the run was aborted"}"#].concat();
+                    (old.clone(), post(old, None, "notifications/cancelled", &params, None), None)
+                }
             };
-            match outcome {
-                Err(McpError::SessionExpired) if !reopened => {
+            // The cancellation goes out even though the run is aborted, for
+            // [`CANCEL_NOTICE_WAIT`] at most (a hung server must not hold
+            // the abort); everything else ends with the run.
+            let notice = matches!(step, Step::Cancelled(..));
+            let quiet = CancelToken::new();
+            let exchange = self.exchange(&session, request, id, on_progress, if notice { &quiet } else { cancel });
+            let limit = async {
+                match notice {
+                    true => crate::platform::sleep(CANCEL_NOTICE_WAIT).await,
+                    false => std::future::pending().await,
+                }
+            };
+            let outcome = match futures_util::future::select(std::pin::pin!(exchange), std::pin::pin!(limit)).await {
+                futures_util::future::Either::Left((outcome, _)) => outcome,
+                futures_util::future::Either::Right(_) => Err(McpError::Aborted),
+            };
+            quiet.cancel();
+            step = match (step, outcome) {
+                (Step::Initialize, Ok((result, session_id))) => {
+                    let version = result.as_ref().and_then(|r| r["protocolVersion"].as_str()).unwrap_or_default();
+                    if !SUPPORTED_VERSIONS.contains(&version) {
+                        let message = ["the server speaks protocol version ", version, ", not this client's"];
+                        return Err(McpError::Malformed(message.concat()));
+                    }
+                    // The id goes back in a header: visible ASCII only (the spec's rule).
+                    if !session_id.as_ref().is_none_or(|s| s.bytes().all(|b| b.is_ascii_graphic())) {
+                        return Err(McpError::Malformed("a session id a header cannot carry".into()));
+                    }
+                    Step::Initialized(Session { version: Some(version.to_owned()), id: session_id })
+                }
+                (Step::Initialized(new), Ok(_)) => {
+                    *self.session.borrow_mut() = new;
+                    connecting = None;
+                    Step::Request
+                }
+                (Step::Request, Ok((Some(result), _))) => return Ok(result),
+                (Step::Request, Ok((None, _))) => {
+                    return Err(McpError::Malformed("the server ended its answer without a result".into()))
+                }
+                (Step::Request, Err(McpError::Aborted)) => Step::Cancelled(session, id.unwrap_or_default()),
+                (Step::Cancelled(..), _) => return Err(McpError::Aborted),
+                (_, Err(McpError::SessionExpired)) if !reopened => {
                     reopened = true;
                     // A parallel call may have opened a new session already.
                     let mut current = self.session.borrow_mut();
                     if *current == session {
                         *current = Session::default();
                     }
+                    Step::Request
                 }
-                Err(McpError::Aborted) => {
-                    self.cancelled(&session, id).await;
-                    return Err(McpError::Aborted);
-                }
-                other => return other,
-            }
+                (_, Err(e)) => return Err(e),
+            };
+            let _ = &connecting;
         }
     }
 
-    /// Tells the server that request `id` is abandoned, waiting at most
-    /// [`CANCEL_NOTICE_WAIT`] (a hung server must not hold the abort).
-    async fn cancelled(&self, session: &Session, id: u64) {
-        let quiet = CancelToken::new();
-        let params = format!(r#"{{"requestId":{id},"reason":"the run was aborted"}}"#);
-        let notice = std::pin::pin!(self.notify(session, "notifications/cancelled", &params, &quiet));
-        let _ = futures_util::future::select(notice, std::pin::pin!(crate::platform::sleep(CANCEL_NOTICE_WAIT))).await;
-        quiet.cancel();
-    }
-
-    /// Posts a notification (or a response to the server): 202 expected.
-    async fn notify(&self, session: &Session, method: &str, params: &str, cancel: &CancelToken) -> Result<()> {
-        let mut answer = self.post(session, message(None, method, params), method, None, cancel).await?;
-        self.check(session, &mut answer).await
-    }
-
-    async fn post(
+    /// Sends `request` and reads its answer to the end, or to the response
+    /// to request `id` (its result; `None` when there is none: a
+    /// notification's 202, a stream that ended). Returns the answer's
+    /// session id too. One loop reads both kinds of answer: an event stream
+    /// message by message, any other body whole.
+    async fn exchange(
         &self,
         session: &Session,
-        body: String,
-        method: &str,
-        name: Option<&str>,
-        cancel: &CancelToken,
-    ) -> Result<HttpAnswer> {
-        let mut headers = headers(session, "application/json, text/event-stream");
-        headers.push(("content-type", "application/json".into()));
-        // The 2026 revision routes on these; older servers ignore them. A
-        // header value must be visible ASCII.
-        if !method.is_empty() {
-            headers.push(("mcp-method", method.into()));
-        }
-        if let Some(name) = name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic())) {
-            headers.push(("mcp-name", name.into()));
-        }
-        self.transport.send(HttpRequest { method: HttpMethod::Post, headers, body: Some(body) }, cancel).await
-    }
-
-    /// An HTTP error answer as the client's error.
-    async fn check(&self, session: &Session, answer: &mut HttpAnswer) -> Result<()> {
-        if (200..300).contains(&answer.status) {
-            return Ok(());
-        }
-        let body = read_all(&mut *answer.body, 64 * 1024).await.unwrap_or_default();
-        Err(McpError::from_http(answer.status, &String::from_utf8_lossy(&body), session.id.is_some()))
-    }
-
-    /// Reads the answer to request `id`: its result.
-    async fn answer(
-        &self,
-        session: &Session,
-        mut answer: HttpAnswer,
-        id: u64,
-        on_progress: &mut dyn FnMut(Progress),
-        cancel: &CancelToken,
-    ) -> Result<Value> {
-        self.check(session, &mut answer).await?;
-        let result = if answer.content_type.starts_with("text/event-stream") {
-            self.stream(session, &mut *answer.body, Some(id), on_progress, cancel).await?
-        } else {
-            let body = read_all(&mut *answer.body, MAX_EVENT_BYTES).await?;
-            let message = serde_json::from_slice(&body).map_err(|e| McpError::Malformed(e.to_string()))?;
-            self.message(session, message, Some(id), on_progress, cancel).await?
-        };
-        result.unwrap_or_else(|| Err(McpError::Malformed("the server ended its answer without a result".into())))
-    }
-
-    /// Reads an event stream; the result of request `id` when it comes
-    /// (reading stops there), `None` when the stream ends first.
-    async fn stream(
-        &self,
-        session: &Session,
-        body: &mut dyn AnswerBody,
+        request: HttpRequest,
         id: Option<u64>,
         on_progress: &mut dyn FnMut(Progress),
         cancel: &CancelToken,
-    ) -> Result<Option<Result<Value>>> {
+    ) -> Result<(Option<Value>, Option<String>)> {
+        let mut answer = self.transport.send(request, cancel).await?;
+        let ok = (200..300).contains(&answer.status);
+        let stream = ok && answer.content_type.starts_with("text/event-stream");
         let mut decoder = SseDecoder::new();
+        let mut body = Vec::new();
         loop {
-            let chunk = body.chunk().await?;
-            let events = match &chunk {
-                Some(bytes) => decoder.feed(bytes).map_err(|e| McpError::Malformed(e.to_string()))?,
-                None => decoder.finish().into_iter().collect(),
+            let chunk = answer.body.chunk().await?;
+            if !stream {
+                body.extend_from_slice(chunk.as_deref().unwrap_or_default());
+                if body.len() > MAX_EVENT_BYTES {
+                    return Err(McpError::Malformed("an answer too long to read".into()));
+                }
+            }
+            let events = match (&chunk, stream) {
+                (_, false) => Vec::new(),
+                (Some(bytes), true) => decoder.feed(bytes).map_err(|e| McpError::Malformed(e.to_string()))?,
+                (None, true) => decoder.finish().into_iter().collect(),
             };
             // Empty events prime a resumable stream; other kinds are not JSON-RPC.
-            for event in events.into_iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
-                let message = serde_json::from_str(&event.data).map_err(|e| McpError::Malformed(e.to_string()))?;
-                if let Some(result) = self.message(session, message, id, on_progress, cancel).await? {
-                    return Ok(Some(result));
+            for event in events.iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
+                match self.heard(&event.data, id, on_progress)? {
+                    Heard::Answer(result) => return Ok((Some(result), answer.session_id)),
+                    Heard::Reply(reply) => {
+                        let reply = post(session, None, "", &reply, None);
+                        let _ = self.transport.send(reply, cancel).await;
+                    }
+                    Heard::Nothing => {}
                 }
             }
             if chunk.is_none() {
-                return Ok(None);
+                break;
             }
         }
+        // From text, as everywhere in the package: `from_slice` would
+        // compile a second copy of serde_json's parser.
+        let body = String::from_utf8_lossy(&body);
+        if !ok {
+            return Err(McpError::from_http(answer.status, &body, session.id.is_some()));
+        }
+        let result = match (stream, id) {
+            (false, Some(_)) => match self.heard(&body, id, on_progress)? {
+                Heard::Answer(result) => Some(result),
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok((result, answer.session_id))
     }
 
-    /// Handles one message from the server: the response to `id` is
-    /// returned; notifications are heard; the server's requests answered.
-    async fn message(
-        &self,
-        session: &Session,
-        message: Value,
-        id: Option<u64>,
-        on_progress: &mut dyn FnMut(Progress),
-        cancel: &CancelToken,
-    ) -> Result<Option<Result<Value>>> {
+    /// One message from the server: the response to request `id`, a
+    /// notification heard, or a request of the server to answer.
+    fn heard(&self, text: &str, id: Option<u64>, on_progress: &mut dyn FnMut(Progress)) -> Result<Heard> {
+        let message: Value = serde_json::from_str(text).map_err(|e| McpError::Malformed(e.to_string()))?;
         let params = &message["params"];
         match (message["method"].as_str(), &message["id"]) {
             (Some("notifications/progress"), _) => {
@@ -373,30 +390,58 @@ impl McpClient {
                 }
             }
             (Some("notifications/tools/list_changed"), _) => self.tools_changed.set(true),
+            // A request of the server: `ping` is answered, the rest refused
+            // (this client declared no capabilities).
             (Some(method), request) if !request.is_null() => {
-                let reply = match method {
-                    "ping" => format!(r#"{{"jsonrpc":"2.0","id":{request},"result":{{}}}}"#),
-                    _ => format!(
-                        r#"{{"jsonrpc":"2.0","id":{request},"error":{{"code":-32601,"message":"not supported by this client"}}}}"#
-                    ),
+                let answer = match method {
+                    "ping" => r#""result":{}}"#,
+                    _ => r#""error":{"code":-32601,"message":"not supported by this client"}}"#,
                 };
-                let mut answer = self.post(session, reply, "", None, cancel).await?;
-                self.check(session, &mut answer).await?;
+                return Ok(Heard::Reply([r#"{"jsonrpc":"2.0","id":"#, &request.to_string(), ",", answer].concat()));
             }
             (None, answered) if id.is_some_and(|id| *answered == id) => {
                 let error = &message["error"];
-                return Ok(Some(if error.is_object() {
+                if error.is_object() {
                     let text = error["message"].as_str().unwrap_or_default().to_owned();
-                    Err(McpError::Rpc { code: error["code"].as_i64().unwrap_or(0), message: text })
-                } else {
-                    Ok(message["result"].clone())
-                }));
+                    return Err(McpError::Rpc { code: error["code"].as_i64().unwrap_or(0), message: text });
+                }
+                return Ok(Heard::Answer(message["result"].clone()));
             }
             // Other notifications (logging, resources) and stale answers.
             _ => {}
         }
-        Ok(None)
+        Ok(Heard::Nothing)
     }
+}
+
+/// What a message from the server asks of the client.
+enum Heard {
+    Nothing,
+    /// The response to the request: its result.
+    Answer(Value),
+    /// A response to post back to the server.
+    Reply(String),
+}
+
+/// A POST of one JSON-RPC message: a request when it has an `id`, a
+/// notification when it has a `method` only, a response to the server when
+/// `method` is empty (then `params` is the whole message).
+fn post(session: &Session, id: Option<u64>, method: &str, params: &str, name: Option<&str>) -> HttpRequest {
+    let mut headers = headers(session, "application/json, text/event-stream");
+    headers.push(("content-type", "application/json".into()));
+    let body = if method.is_empty() {
+        params.to_owned()
+    } else {
+        // The 2026 revision routes on these headers; older servers ignore them.
+        headers.push(("mcp-method", method.into()));
+        let id = id.map(|id| [r#""id":"#, &id.to_string(), ","].concat()).unwrap_or_default();
+        [r#"{"jsonrpc":"2.0","#, &id, r#""method":""#, method, r#"","params":"#, params, "}"].concat()
+    };
+    // A header value must be visible ASCII.
+    if let Some(name) = name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic())) {
+        headers.push(("mcp-name", name.into()));
+    }
+    HttpRequest { method: HttpMethod::Post, headers, body: Some(body) }
 }
 
 /// The headers of every request in `session`.
@@ -409,22 +454,4 @@ fn headers(session: &Session, accept: &str) -> Vec<(&'static str, String)> {
         headers.push(("mcp-session-id", id.clone()));
     }
     headers
-}
-
-/// A JSON-RPC message: a request when it has an `id`, else a notification.
-fn message(id: Option<u64>, method: &str, params: &str) -> String {
-    let id = id.map(|id| format!(r#""id":{id},"#)).unwrap_or_default();
-    format!(r#"{{"jsonrpc":"2.0",{id}"method":"{method}","params":{params}}}"#)
-}
-
-/// The whole body, refused beyond `limit` bytes.
-pub(super) async fn read_all(body: &mut dyn AnswerBody, limit: usize) -> Result<Vec<u8>> {
-    let mut all = Vec::new();
-    while let Some(chunk) = body.chunk().await? {
-        all.extend_from_slice(&chunk);
-        if all.len() > limit {
-            return Err(McpError::Malformed(format!("an answer longer than {limit} bytes")));
-        }
-    }
-    Ok(all)
 }

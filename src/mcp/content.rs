@@ -62,44 +62,40 @@ impl CallResult {
         let mut parts: Vec<String> = Vec::new();
         let mut structured_shown = false;
         for item in result["content"].as_array().into_iter().flatten() {
-            let text = item["text"].as_str().unwrap_or_default();
-            let mime = item["mimeType"].as_str().unwrap_or("unknown type");
-            parts.push(match item["type"].as_str().unwrap_or_default() {
-                "text" => {
-                    // Servers repeat the structured content as JSON text.
-                    structured_shown |= structured.is_some() && serde_json::from_str::<Value>(text).ok() == structured;
-                    text.to_owned()
-                }
-                kind @ ("image" | "audio") => {
-                    let bytes = item["data"].as_str().map_or(0, |d| d.len() / 4 * 3);
-                    format!("[{kind} ({mime}, about {bytes} bytes) not shown]")
-                }
-                "resource_link" => {
-                    format!("[resource link: {} <{}>]", item["name"].as_str().unwrap_or_default(), uri(item))
-                }
-                "resource" => {
-                    let resource = &item["resource"];
-                    match resource["text"].as_str() {
-                        Some(text) => format!("[resource <{}>]\n{text}", uri(resource)),
-                        None => format!(
-                            "[resource <{}> ({}) not shown]",
-                            uri(resource),
-                            resource["mimeType"].as_str().unwrap_or("binary")
-                        ),
+            let resource = &item["resource"];
+            parts.push(
+                match (item["type"].as_str().unwrap_or_default(), item["text"].as_str(), resource["text"].as_str()) {
+                    ("text", Some(text), _) => {
+                        // Servers repeat the structured content as JSON text.
+                        structured_shown |=
+                            structured.is_some() && serde_json::from_str::<Value>(text).ok() == structured;
+                        text.to_owned()
                     }
-                }
-                other => format!("[content of type {other:?} not shown]"),
-            });
+                    ("resource", _, Some(text)) => {
+                        format!("[resource {}]\n{text}", resource["uri"].as_str().unwrap_or_default())
+                    }
+                    // What is not text is described by what the server says of it
+                    // (an image, audio, a link, a binary resource): one line, one format.
+                    (kind, _, _) => {
+                        let facts =
+                            [&item["name"], &item["uri"], &resource["uri"], &item["mimeType"], &resource["mimeType"]];
+                        let mut about: Vec<&str> = vec![kind];
+                        about.extend(facts.iter().filter_map(|v| v.as_str()));
+                        let bytes =
+                            item["data"].as_str().or(resource["blob"].as_str()).map(|d| (d.len() / 4 * 3).to_string());
+                        if let Some(bytes) = &bytes {
+                            about.extend([bytes.as_str(), "bytes, not shown"]);
+                        }
+                        format!("[{}]", about.join(" "))
+                    }
+                },
+            );
         }
         if let Some(value) = structured.as_ref().filter(|_| !structured_shown) {
             parts.push(value.to_string());
         }
         CallResult { text: parts.join("\n"), structured, is_error: result["isError"] == true }
     }
-}
-
-fn uri(item: &Value) -> &str {
-    item["uri"].as_str().unwrap_or_default()
 }
 
 /// A relayed server as the proxy's `/api/health` reports it.

@@ -24,10 +24,8 @@ pub enum McpError {
     /// The server answered the request with a JSON-RPC error.
     #[error("the MCP server refused the request: {message} (JSON-RPC {code})")]
     Rpc { code: i64, message: String },
-    /// The server picked a protocol version this client does not speak.
-    #[error("the MCP server speaks protocol version {0:?}, which this client does not")]
-    Version(String),
-    /// An answer that is not MCP (or one the server ended without a result).
+    /// An answer that is not MCP (or one the server ended without a result,
+    /// or a protocol version this client does not speak).
     #[error("malformed MCP answer: {0}")]
     Malformed(String),
     /// The proxy could not be reached.
@@ -46,7 +44,6 @@ impl McpError {
             McpError::Http { .. } => "mcp_http",
             McpError::SessionExpired => "mcp_session_expired",
             McpError::Rpc { .. } => "mcp_rpc",
-            McpError::Version(_) => "mcp_version",
             McpError::Malformed(_) => "malformed_response",
             McpError::Network(_) => "upstream_unavailable",
             McpError::Aborted => "aborted",

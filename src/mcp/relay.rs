@@ -17,7 +17,6 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader, Response};
 
-use super::client::read_all;
 use super::content::{relayed_servers, RelayedServer};
 use super::error::{McpError, Result};
 use super::transport::{AnswerBody, HttpAnswer, HttpMethod, HttpRequest, McpTransport};
@@ -59,16 +58,33 @@ pub async fn fetch_relayed_servers(proxy_url: &str, cancel: &CancelToken) -> Res
     let url = format!("{}/health", proxy_url.trim_end_matches('/'));
     let request = HttpRequest { method: HttpMethod::Get, headers: Vec::new(), body: None };
     let response = fetch(&url, request, None, cancel).await?;
-    let mut body = Body { reader: response.body().map(|s| s.get_reader().unchecked_into()), cancel: cancel.clone() };
-    let text = read_all(&mut body, 1 << 20).await?;
+    let text = match response.text() {
+        Ok(text) => JsFuture::from(text).await.map_err(|e| failure(cancel, &e))?.as_string().unwrap_or_default(),
+        Err(e) => return Err(failure(cancel, &e)),
+    };
     if !response.ok() {
-        return Err(McpError::from_http(response.status(), &String::from_utf8_lossy(&text), false));
+        return Err(McpError::from_http(response.status(), &text, false));
     }
-    let health: Value = serde_json::from_slice(&text).map_err(|e| McpError::Malformed(e.to_string()))?;
+    let health: Value = serde_json::from_str(&text).map_err(|e| McpError::Malformed(e.to_string()))?;
     Ok(relayed_servers(&health))
 }
 
+/// Sends `request` to `url`; `cancel` aborts it. The request is built
+/// before the one await, so that is all this state machine holds.
 async fn fetch(url: &str, request: HttpRequest, token: Option<&str>, cancel: &CancelToken) -> Result<Response> {
+    let request = build(url, request, token, cancel)?;
+    request.send().await.map(Response::from).map_err(|e| match e {
+        gloo_net::Error::JsError(js) => failure(cancel, &JsValue::from_str(&js.message)),
+        other => failure(cancel, &JsValue::from_str(&other.to_string())),
+    })
+}
+
+fn build(
+    url: &str,
+    mut request: HttpRequest,
+    token: Option<&str>,
+    cancel: &CancelToken,
+) -> Result<gloo_net::http::Request> {
     use gloo_net::http::{Method, RequestBuilder};
     let controller = AbortController::new().map_err(|e| failure(cancel, &e))?;
     {
@@ -76,11 +92,9 @@ async fn fetch(url: &str, request: HttpRequest, token: Option<&str>, cancel: &Ca
         cancel.on_cancel(move || controller.abort());
     }
     let headers = web_sys::Headers::new().map_err(|e| failure(cancel, &e))?;
-    let token = token.map(|t| format!("Bearer {t}"));
-    for (name, value) in
-        request.headers.iter().map(|(n, v)| (*n, v.as_str())).chain(token.as_deref().map(|t| ("authorization", t)))
-    {
-        headers.set(name, value).map_err(|_| McpError::Malformed(format!("a {name} header that HTTP cannot carry")))?;
+    request.headers.extend(token.map(|t| ("authorization", ["Bearer ", t].concat())));
+    for (name, value) in &request.headers {
+        headers.set(name, value).map_err(|_| McpError::Malformed([name, ": a header HTTP cannot carry"].concat()))?;
     }
     let method = match request.method {
         HttpMethod::Post => Method::POST,
@@ -91,18 +105,11 @@ async fn fetch(url: &str, request: HttpRequest, token: Option<&str>, cancel: &Ca
         .method(method)
         .headers(gloo_net::http::Headers::from_raw(headers))
         .abort_signal(Some(&controller.signal()));
-    let built = match request.body {
+    match request.body {
         Some(body) => builder.body(body),
         None => builder.build(),
-    };
-    let sent = match built {
-        Ok(request) => request.send().await,
-        Err(e) => Err(e),
-    };
-    sent.map(Response::from).map_err(|e| match e {
-        gloo_net::Error::JsError(js) => failure(cancel, &JsValue::from_str(&js.message)),
-        other => failure(cancel, &JsValue::from_str(&other.to_string())),
-    })
+    }
+    .map_err(|e| failure(cancel, &JsValue::from_str(&e.to_string())))
 }
 
 /// A fetch or read that failed: aborted when we cancelled, the network otherwise.

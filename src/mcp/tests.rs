@@ -322,7 +322,7 @@ fn calls_as_the_server_answers_them() {
         (
             "a version the client does not speak: nothing else is sent",
             vec![init(s, "2024-11-05")[0].clone()],
-            "error mcp_version",
+            "error malformed_response",
             &["Post initialize -"],
         ),
         (
@@ -435,25 +435,22 @@ fn results_keep_text_and_structured_content_and_describe_the_rest() {
         (json!({ "content": [], "structuredContent": { "t": 20 } }), "{\"t\":20}"),
         (
             json!({ "content": [{ "type": "image", "data": "AAAAAAAA", "mimeType": "image/png" }] }),
-            "[image (image/png, about 6 bytes) not shown]",
+            "[image image/png 6 bytes, not shown]",
         ),
-        (
-            json!({ "content": [{ "type": "audio", "data": "AAAA" }] }),
-            "[audio (unknown type, about 3 bytes) not shown]",
-        ),
+        (json!({ "content": [{ "type": "audio", "data": "AAAA" }] }), "[audio 3 bytes, not shown]"),
         (
             json!({ "content": [{ "type": "resource_link", "uri": "demo://r/1", "name": "First" }] }),
-            "[resource link: First <demo://r/1>]",
+            "[resource_link First demo://r/1]",
         ),
         (
             json!({ "content": [{ "type": "resource", "resource": { "uri": "demo://r/2", "text": "inside" } }] }),
-            "[resource <demo://r/2>]\ninside",
+            "[resource demo://r/2]\ninside",
         ),
         (
             json!({ "content": [{ "type": "resource", "resource": { "uri": "demo://r/3", "blob": "AA==", "mimeType": "application/gzip" } }] }),
-            "[resource <demo://r/3> (application/gzip) not shown]",
+            "[resource demo://r/3 application/gzip 3 bytes, not shown]",
         ),
-        (json!({ "content": [{ "type": "hologram" }] }), "[content of type \"hologram\" not shown]"),
+        (json!({ "content": [{ "type": "hologram" }] }), "[hologram]"),
         (json!({ "content": "not a list" }), ""),
         (json!(null), ""),
     ];
