@@ -231,7 +231,7 @@ impl McpClient {
                 }
                 let done = CancelToken::new();
                 *self.connecting.borrow_mut() = Some(done.clone());
-                connecting = Some(Connecting(self, done));
+                connecting.replace(Connecting(self, done));
                 step = Step::Initialize;
             }
             if matches!(step, Step::Request) && method.is_empty() {
@@ -289,7 +289,7 @@ impl McpClient {
                 }
                 (Step::Initialized(new), Ok(_)) => {
                     *self.session.borrow_mut() = new;
-                    connecting = None;
+                    connecting.take();
                     Step::Request
                 }
                 (Step::Request, Ok((Some(result), _))) => return Ok(result),
@@ -300,6 +300,8 @@ impl McpClient {
                 (Step::Cancelled(..), _) => return Err(McpError::Aborted),
                 (_, Err(McpError::SessionExpired)) if !reopened => {
                     reopened = true;
+                    // An `initialized` refused so: this call opens the session anew.
+                    connecting.take();
                     // A parallel call may have opened a new session already.
                     let mut current = self.session.borrow_mut();
                     if *current == session {
@@ -309,7 +311,6 @@ impl McpClient {
                 }
                 (_, Err(e)) => return Err(e),
             };
-            let _ = &connecting;
         }
     }
 

@@ -332,6 +332,23 @@ fn calls_as_the_server_answers_them() {
             &["Post initialize -"],
         ),
         (
+            "the session forgotten at once (initialized answered 404): opened anew",
+            [
+                &[init(s, PROTOCOL_VERSION)[0].clone(), status(404, "{}")],
+                &init(Some("s-2"), PROTOCOL_VERSION)[..],
+                &[json_reply(&result(OK_TEXT))],
+            ]
+            .concat(),
+            "done",
+            &[
+                "Post initialize -",
+                "Post notifications/initialized s-1",
+                "Post initialize -",
+                "Post notifications/initialized s-2",
+                "Post tools/call s-2",
+            ],
+        ),
+        (
             "initialized refused",
             vec![init(s, PROTOCOL_VERSION)[0].clone(), status(500, "broken")],
             "error mcp_http",
