@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::content::{CallResult, McpTool};
+use super::content::{items, CallResult, McpTool};
 use super::error::{McpError, Result};
 use super::transport::{HttpMethod, HttpRequest, McpTransport};
 use crate::cancel::{until_cancelled, CancelToken};
@@ -148,7 +148,10 @@ impl McpClient {
         for _ in 0..MAX_TOOL_PAGES {
             let members = cursors.last().map(|c| [r#""cursor":"#, &Value::from(c.as_str()).to_string()].concat());
             let page = self.request("tools/list", &members.unwrap_or_default(), None, &mut |_| {}, cancel).await?;
-            for tool in page["tools"].as_array().into_iter().flatten().filter_map(McpTool::from_value) {
+            for tool in items(&page["tools"]) {
+                let Some(tool) = McpTool::from_value(tool) else {
+                    continue;
+                };
                 // In name order, each name once (a sort of its own would
                 // compile a merge sort for this one type).
                 let at = tools.partition_point(|t| t.name < tool.name);
@@ -186,8 +189,12 @@ impl McpClient {
     pub async fn listen(&self, cancel: &CancelToken) -> Result<bool> {
         self.connect(cancel).await?;
         let session = self.session.borrow().clone();
-        let request =
-            HttpRequest { method: HttpMethod::Get, headers: headers(&session, "text/event-stream"), body: None };
+        let request = HttpRequest {
+            method: HttpMethod::Get,
+            headers: headers(&session, "text/event-stream"),
+            body: None,
+            timeout: None,
+        };
         match self.exchange(&session, request, None, &mut |_| {}, cancel).await {
             Err(McpError::Http { status: 405, .. }) => Ok(false),
             other => other.map(|_| true),
@@ -199,8 +206,12 @@ impl McpClient {
     pub async fn close(&self, cancel: &CancelToken) {
         let session = self.session.take();
         if session.id.is_some() {
-            let request =
-                HttpRequest { method: HttpMethod::Delete, headers: headers(&session, "application/json"), body: None };
+            let request = HttpRequest {
+                method: HttpMethod::Delete,
+                headers: headers(&session, "application/json"),
+                body: None,
+                timeout: None,
+            };
             let _ = self.transport.send(request, cancel).await;
         }
     }
@@ -252,28 +263,18 @@ impl McpClient {
                     let request = post(&current, Some(id), method, &params, name);
                     (current, request, Some(id))
                 }
+                // It goes out although the run is aborted, for
+                // CANCEL_NOTICE_WAIT at most: a hung server must not hold the abort.
                 Step::Cancelled(old, of) => {
                     let params = [r#"{"requestId":"#, &of.to_string(), r#","reason":"the run was aborted"}"#].concat();
-                    (old.clone(), post(old, None, "notifications/cancelled", &params, None), None)
+                    let mut notice = post(old, None, "notifications/cancelled", &params, None);
+                    notice.timeout = Some(CANCEL_NOTICE_WAIT);
+                    (old.clone(), notice, None)
                 }
             };
-            // The cancellation goes out even though the run is aborted, for
-            // [`CANCEL_NOTICE_WAIT`] at most (a hung server must not hold
-            // the abort); everything else ends with the run.
-            let notice = matches!(step, Step::Cancelled(..));
             let quiet = CancelToken::new();
-            let exchange = self.exchange(&session, request, id, on_progress, if notice { &quiet } else { cancel });
-            let limit = async {
-                match notice {
-                    true => crate::platform::sleep(CANCEL_NOTICE_WAIT).await,
-                    false => std::future::pending().await,
-                }
-            };
-            let outcome = match futures_util::future::select(std::pin::pin!(exchange), std::pin::pin!(limit)).await {
-                futures_util::future::Either::Left((outcome, _)) => outcome,
-                futures_util::future::Either::Right(_) => Err(McpError::Aborted),
-            };
-            quiet.cancel();
+            let token = if matches!(step, Step::Cancelled(..)) { &quiet } else { cancel };
+            let outcome = self.exchange(&session, request, id, on_progress, token).await;
             step = match (step, outcome) {
                 (Step::Initialize, Ok((result, session_id))) => {
                     let version = result.as_ref().and_then(|r| r["protocolVersion"].as_str()).unwrap_or_default();
@@ -343,10 +344,16 @@ impl McpClient {
             let events = match (&chunk, stream) {
                 (_, false) => Vec::new(),
                 (Some(bytes), true) => decoder.feed(bytes).map_err(|e| McpError::Malformed(e.to_string()))?,
-                (None, true) => decoder.finish().into_iter().collect(),
+                (None, true) => match decoder.finish() {
+                    Some(last) => vec![last],
+                    None => Vec::new(),
+                },
             };
-            // Empty events prime a resumable stream; other kinds are not JSON-RPC.
-            for event in events.iter().filter(|e| e.event == "message" && !e.data.trim().is_empty()) {
+            for event in &events {
+                // Empty events prime a resumable stream; other kinds are not JSON-RPC.
+                if event.event != "message" || event.data.trim().is_empty() {
+                    continue;
+                }
                 match self.heard(&event.data, id, on_progress)? {
                     Heard::Answer(result) => return Ok((Some(result), answer.session_id)),
                     Heard::Reply(reply) => {
@@ -442,7 +449,7 @@ fn post(session: &Session, id: Option<u64>, method: &str, params: &str, name: Op
     if let Some(name) = name.filter(|n| n.bytes().all(|b| b.is_ascii_graphic())) {
         headers.push(("mcp-name", name.into()));
     }
-    HttpRequest { method: HttpMethod::Post, headers, body: Some(body) }
+    HttpRequest { method: HttpMethod::Post, headers, body: Some(body), timeout: None }
 }
 
 /// The headers of every request in `session`.

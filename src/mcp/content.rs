@@ -61,7 +61,7 @@ impl CallResult {
         let structured = Some(result["structuredContent"].clone()).filter(|v| !v.is_null());
         let mut parts: Vec<String> = Vec::new();
         let mut structured_shown = false;
-        for item in result["content"].as_array().into_iter().flatten() {
+        for item in items(&result["content"]) {
             let resource = &item["resource"];
             parts.push(
                 match (item["type"].as_str().unwrap_or_default(), item["text"].as_str(), resource["text"].as_str()) {
@@ -80,11 +80,16 @@ impl CallResult {
                         let facts =
                             [&item["name"], &item["uri"], &resource["uri"], &item["mimeType"], &resource["mimeType"]];
                         let mut about: Vec<&str> = vec![kind];
-                        about.extend(facts.iter().filter_map(|v| v.as_str()));
+                        for fact in facts {
+                            if let Some(fact) = fact.as_str() {
+                                about.push(fact);
+                            }
+                        }
                         let bytes =
                             item["data"].as_str().or(resource["blob"].as_str()).map(|d| (d.len() / 4 * 3).to_string());
                         if let Some(bytes) = &bytes {
-                            about.extend([bytes.as_str(), "bytes, not shown"]);
+                            about.push(bytes);
+                            about.push("bytes, not shown");
                         }
                         format!("[{}]", about.join(" "))
                     }
@@ -110,14 +115,19 @@ pub struct RelayedServer {
 
 /// The `mcp` list of a `/api/health` answer (empty for a proxy without it).
 pub fn relayed_servers(health: &Value) -> Vec<RelayedServer> {
-    let entries = health["mcp"].as_array().into_iter().flatten();
-    entries
-        .filter_map(|server| {
-            Some(RelayedServer {
-                name: server["name"].as_str()?.to_owned(),
-                reachable: server["reachable"] == true,
-                error: server["error"].as_str().map(str::to_owned),
-            })
-        })
-        .collect()
+    let mut servers = Vec::new();
+    for server in items(&health["mcp"]) {
+        if let Some(name) = server["name"].as_str() {
+            let error = server["error"].as_str().map(str::to_owned);
+            servers.push(RelayedServer { name: name.to_owned(), reachable: server["reachable"] == true, error });
+        }
+    }
+    servers
+}
+
+/// The items of a JSON array (none when `value` is not one). Plain loops
+/// over a slice: `as_array().into_iter().flatten()` compiles to a flatten
+/// adapter per use.
+pub(super) fn items(value: &Value) -> &[Value] {
+    value.as_array().map_or(&[], Vec::as_slice)
 }

@@ -73,7 +73,14 @@ impl McpError {
         if had_session && matches!(status, 400 | 404) {
             return McpError::SessionExpired;
         }
-        let message = message.unwrap_or_else(|| body.trim().chars().take(300).collect());
+        let message = message.unwrap_or_else(|| {
+            let body = body.trim();
+            let mut end = body.len().min(300);
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body[..end].to_owned()
+        });
         McpError::Http { status, message }
     }
 }

@@ -15,7 +15,7 @@ use js_sys::{Reflect, Uint8Array};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, ReadableStreamDefaultReader, Response};
+use web_sys::{AbortController, AbortSignal, ReadableStreamDefaultReader, Response};
 
 use super::content::{relayed_servers, RelayedServer};
 use super::error::{McpError, Result};
@@ -56,7 +56,7 @@ impl McpTransport for RelayTransport {
 /// The relayed servers the proxy at `proxy_url` lists in `/api/health`.
 pub async fn fetch_relayed_servers(proxy_url: &str, cancel: &CancelToken) -> Result<Vec<RelayedServer>> {
     let url = format!("{}/health", proxy_url.trim_end_matches('/'));
-    let request = HttpRequest { method: HttpMethod::Get, headers: Vec::new(), body: None };
+    let request = HttpRequest { method: HttpMethod::Get, headers: Vec::new(), body: None, timeout: None };
     let response = fetch(&url, request, None, cancel).await?;
     let text = match response.text() {
         Ok(text) => JsFuture::from(text).await.map_err(|e| failure(cancel, &e))?.as_string().unwrap_or_default(),
@@ -86,11 +86,17 @@ fn build(
     cancel: &CancelToken,
 ) -> Result<gloo_net::http::Request> {
     use gloo_net::http::{Method, RequestBuilder};
-    let controller = AbortController::new().map_err(|e| failure(cancel, &e))?;
-    {
-        let controller = controller.clone();
-        cancel.on_cancel(move || controller.abort());
-    }
+    let signal = match request.timeout {
+        // The browser's timer ends it (a timeout is only set on requests
+        // that outlive the run's cancellation).
+        Some(limit) => AbortSignal::timeout_with_u32(limit.as_millis() as u32),
+        None => {
+            let controller = AbortController::new().map_err(|e| failure(cancel, &e))?;
+            let signal = controller.signal();
+            cancel.on_cancel(move || controller.abort());
+            signal
+        }
+    };
     let headers = web_sys::Headers::new().map_err(|e| failure(cancel, &e))?;
     request.headers.extend(token.map(|t| ("authorization", ["Bearer ", t].concat())));
     for (name, value) in &request.headers {
@@ -104,7 +110,7 @@ fn build(
     let builder = RequestBuilder::new(url)
         .method(method)
         .headers(gloo_net::http::Headers::from_raw(headers))
-        .abort_signal(Some(&controller.signal()));
+        .abort_signal(Some(&signal));
     match request.body {
         Some(body) => builder.body(body),
         None => builder.build(),

@@ -81,6 +81,8 @@ struct Scripted(Rc<Script>);
 struct ScriptedBody {
     chunks: VecDeque<Vec<u8>>,
     hang: bool,
+    /// The request had a timeout: a hanging answer fails at once.
+    timeout: bool,
     cancel: CancelToken,
 }
 
@@ -89,6 +91,9 @@ impl AnswerBody for ScriptedBody {
     async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
         if let Some(chunk) = self.chunks.pop_front() {
             return Ok(Some(chunk));
+        }
+        if self.hang && self.timeout {
+            return Err(McpError::Network("timed out".into()));
         }
         if self.hang {
             self.cancel.cancelled().await;
@@ -105,6 +110,7 @@ impl McpTransport for Scripted {
             return Err(McpError::Aborted);
         }
         let id = request.body.as_deref().and_then(|b| serde_json::from_str::<Value>(b).ok()).map(|b| b["id"].clone());
+        let timeout = request.timeout.is_some();
         self.0.seen.borrow_mut().push(request);
         // Let parallel callers interleave, as the network would.
         crate::platform::sleep(std::time::Duration::from_millis(1)).await;
@@ -118,7 +124,7 @@ impl McpTransport for Scripted {
             status: reply.status,
             content_type: reply.content_type.into(),
             session_id: reply.session.map(str::to_owned),
-            body: Box::new(ScriptedBody { chunks, hang: reply.hang, cancel: cancel.clone() }),
+            body: Box::new(ScriptedBody { chunks, hang: reply.hang, timeout, cancel: cancel.clone() }),
         })
     }
 }
@@ -508,22 +514,29 @@ fn progress_and_list_changed_are_heard_on_the_stream() {
 #[test]
 fn an_aborted_call_is_cancelled_at_the_server() {
     let hanging = Reply { hang: true, ..sse(&[r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#]) };
-    let (client, script) = scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &[hanging, accepted()]].concat());
-    let cancel = CancelToken::new();
-    let aborted = async {
-        crate::platform::sleep(std::time::Duration::from_millis(20)).await;
-        cancel.cancel();
-    };
-    let (outcome, ()) =
-        block_on(futures_util::future::join(client.call("slow", &json!({}), &mut |_| {}, &cancel), aborted));
-    assert_eq!(outcome.unwrap_err(), McpError::Aborted);
-    let seen = script.seen.borrow();
-    let call = body(&seen[2]);
-    let notice = body(&seen[3]);
-    assert_eq!(notice["method"], "notifications/cancelled");
-    assert_eq!(notice["params"]["requestId"], call["id"]);
-    assert_eq!(header(&seen[3], "mcp-session-id"), Some("s"));
-    assert_eq!(seen.len(), 4);
+    // The notice is accepted, or the server hangs on it too: either way the
+    // abort ends the call (the transport's timeout ends a hung notice).
+    for notice_answer in [accepted(), Reply { hang: true, ..accepted() }] {
+        let (client, script) =
+            scripted([&init(Some("s"), PROTOCOL_VERSION)[..], &[hanging.clone(), notice_answer]].concat());
+        let cancel = CancelToken::new();
+        let aborted = async {
+            crate::platform::sleep(std::time::Duration::from_millis(20)).await;
+            cancel.cancel();
+        };
+        let (args, mut quiet) = (json!({}), |_| {});
+        let (outcome, ()) =
+            block_on(futures_util::future::join(client.call("slow", &args, &mut quiet, &cancel), aborted));
+        assert_eq!(outcome.unwrap_err(), McpError::Aborted);
+        let seen = script.seen.borrow();
+        let call = body(&seen[2]);
+        let notice = body(&seen[3]);
+        assert_eq!(notice["method"], "notifications/cancelled");
+        assert_eq!(notice["params"]["requestId"], call["id"]);
+        assert_eq!(header(&seen[3], "mcp-session-id"), Some("s"));
+        assert!(seen[3].timeout.is_some() && seen[2].timeout.is_none(), "only the notice has a time limit");
+        assert_eq!(seen.len(), 4);
+    }
 }
 
 #[test]

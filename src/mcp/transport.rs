@@ -26,6 +26,10 @@ pub struct HttpRequest {
     pub method: HttpMethod,
     pub headers: Vec<(&'static str, String)>,
     pub body: Option<String>,
+    /// The transport abandons the request after this long (its answer
+    /// included), failing it; `None`: the run's cancellation and the
+    /// relay's own limits end it.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The answer's head, and its body to read.
