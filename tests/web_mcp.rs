@@ -9,7 +9,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use atelier_agent::cancel::CancelToken;
-use atelier_agent::mcp::{fetch_relayed_servers, McpClient, McpError, Progress, RelayTransport, PROTOCOL_VERSION};
+use atelier_agent::mcp::{
+    fetch_relayed_servers, McpClient, McpError, McpServers, Progress, ProxyRelay, RelayTransport, LIST_TIMEOUT,
+    PROTOCOL_VERSION,
+};
 use serde_json::{json, Value};
 use wasm_bindgen_test::*;
 
@@ -239,4 +242,32 @@ async fn the_notification_stream_is_opened_and_aborted() {
     let get = requests.iter().find(|r| r["method"] == "GET").expect("the stream was opened");
     assert_eq!(get["headers"]["accept"], "text/event-stream");
     assert!(get["headers"]["mcp-session-id"].is_string());
+}
+
+#[wasm_bindgen_test]
+async fn the_servers_as_a_run_checks_them() {
+    recorder("/__reset", "").await;
+    let servers = McpServers::new(Box::new(ProxyRelay { proxy_url: proxy().into(), client_token: None }));
+    let cancel = CancelToken::new();
+    let checked = servers.check(&|_| false, &cancel).await;
+    let state: Vec<(&str, &str, usize)> =
+        checked.iter().map(|s| (s.name.as_str(), s.status.as_str(), s.tools.len())).collect();
+    assert_eq!(state[1], ("recorder", "ready", 5), "{state:?}");
+    assert_eq!(state[0].1, "ready", "{state:?}");
+
+    // A server that takes requests and never answers is given up on after
+    // LIST_TIMEOUT, well before the relay's own limit.
+    recorder("/__silent", "").await;
+    servers.stale();
+    let started = js_sys::Date::now();
+    let checked = servers.check(&|name| name == "everything", &cancel).await;
+    let waited = js_sys::Date::now() - started;
+    recorder("/__up", "").await;
+    let recorded = &checked[1];
+    assert_eq!(recorded.status.as_str(), "unreachable");
+    assert!(recorded.problem.as_deref().unwrap_or_default().contains("in time"), "{:?}", recorded.problem);
+    let limit = LIST_TIMEOUT.as_millis() as f64;
+    assert!(waited >= limit - 500.0 && waited < limit + 5_000.0, "waited {waited} ms");
+    assert_eq!(checked[0].status.as_str(), "off", "the server turned off was not asked");
+    assert!(checked[0].tools.len() > 3, "it keeps the tools it had");
 }

@@ -72,6 +72,12 @@ enum Step {
     Cancelled(Session, u64),
 }
 
+/// How long opening a session and each page of `tools/list` may take: a
+/// server that accepts connections and then says nothing must not hold a
+/// run's start. (A tool call has no limit of its own: tools may take long;
+/// the run's abort ends it.)
+pub const LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How long an aborted run waits for its `notifications/cancelled` to go out.
 const CANCEL_NOTICE_WAIT: Duration = Duration::from_secs(2);
 
@@ -137,7 +143,7 @@ impl McpClient {
     /// Opens the session (`initialize`, then `notifications/initialized`)
     /// unless it is open.
     pub async fn connect(&self, cancel: &CancelToken) -> Result<()> {
-        self.request("", "", None, &mut |_| {}, cancel).await.map(drop)
+        self.request("", "", None, Some(LIST_TIMEOUT), &mut |_| {}, cancel).await.map(drop)
     }
 
     /// Every tool of the server (`tools/list`, page after page), sorted by
@@ -147,7 +153,8 @@ impl McpClient {
         let mut cursors: Vec<String> = Vec::new();
         for _ in 0..MAX_TOOL_PAGES {
             let members = cursors.last().map(|c| [r#""cursor":"#, &Value::from(c.as_str()).to_string()].concat());
-            let page = self.request("tools/list", &members.unwrap_or_default(), None, &mut |_| {}, cancel).await?;
+            let members = members.unwrap_or_default();
+            let page = self.request("tools/list", &members, None, Some(LIST_TIMEOUT), &mut |_| {}, cancel).await?;
             for tool in items(&page["tools"]) {
                 let Some(tool) = McpTool::from_value(tool) else {
                     continue;
@@ -180,7 +187,7 @@ impl McpClient {
     ) -> Result<CallResult> {
         let arguments = if arguments.is_object() { arguments.to_string() } else { "{}".to_owned() };
         let members = [r#""name":"#, &Value::from(name).to_string(), r#","arguments":"#, &arguments].concat();
-        let result = self.request("tools/call", &members, Some(name), on_progress, cancel).await?;
+        let result = self.request("tools/call", &members, Some(name), None, on_progress, cancel).await?;
         Ok(CallResult::from_value(&result))
     }
 
@@ -225,6 +232,7 @@ impl McpClient {
         method: &str,
         members: &str,
         name: Option<&str>,
+        timeout: Option<Duration>,
         on_progress: &mut dyn FnMut(Progress),
         cancel: &CancelToken,
     ) -> Result<Value> {
@@ -249,7 +257,7 @@ impl McpClient {
                 return Ok(Value::Null);
             }
             let id = self.next_id.replace(self.next_id.get() + 1);
-            let (session, request, id) = match &step {
+            let (session, mut request, id) = match &step {
                 Step::Initialize => {
                     let fresh = Session::default();
                     let request = post(&fresh, Some(id), "initialize", INITIALIZE_PARAMS, None);
@@ -267,13 +275,13 @@ impl McpClient {
                 // CANCEL_NOTICE_WAIT at most: a hung server must not hold the abort.
                 Step::Cancelled(old, of) => {
                     let params = [r#"{"requestId":"#, &of.to_string(), r#","reason":"the run was aborted"}"#].concat();
-                    let mut notice = post(old, None, "notifications/cancelled", &params, None);
-                    notice.timeout = Some(CANCEL_NOTICE_WAIT);
-                    (old.clone(), notice, None)
+                    (old.clone(), post(old, None, "notifications/cancelled", &params, None), None)
                 }
             };
+            let notice = matches!(step, Step::Cancelled(..));
+            request.timeout = if notice { Some(CANCEL_NOTICE_WAIT) } else { timeout };
             let quiet = CancelToken::new();
-            let token = if matches!(step, Step::Cancelled(..)) { &quiet } else { cancel };
+            let token = if notice { &quiet } else { cancel };
             let outcome = self.exchange(&session, request, id, on_progress, token).await;
             step = match (step, outcome) {
                 (Step::Initialize, Ok((result, session_id))) => {

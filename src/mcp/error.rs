@@ -50,12 +50,12 @@ impl McpError {
         }
     }
 
-    /// Whether the server (or the way to it) is gone, rather than one
+    /// Whether the way to the server is gone (the proxy cannot reach it,
+    /// no longer relays it, or cannot be reached itself), rather than one
     /// request refused: its tools are no longer offered.
     pub fn server_gone(&self) -> bool {
         matches!(self, McpError::Network(_))
             || matches!(self, McpError::Relay { status, .. } if *status == 404 || *status >= 500)
-            || matches!(self, McpError::Http { status, .. } if *status >= 500)
     }
 
     /// Reads an HTTP error answer. The proxy's own errors are

@@ -4,159 +4,14 @@
 //! against the reference server through the real relay: tests/web_mcp.rs.)
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::rc::Rc;
 
-use async_trait::async_trait;
 use futures_executor::block_on;
 use serde_json::{json, Value};
 
+use super::testing::*;
 use super::*;
 use crate::cancel::CancelToken;
-
-/// One scripted answer. `$id` in a body becomes the JSON-RPC id of the
-/// request it answers.
-#[derive(Clone)]
-struct Reply {
-    status: u16,
-    content_type: &'static str,
-    session: Option<&'static str>,
-    body: String,
-    /// After the body, the answer neither ends nor fails until cancelled.
-    hang: bool,
-}
-
-fn json_reply(body: &str) -> Reply {
-    Reply { status: 200, content_type: "application/json", session: None, body: body.into(), hang: false }
-}
-
-fn status(status: u16, body: &str) -> Reply {
-    Reply { status, ..json_reply(body) }
-}
-
-fn accepted() -> Reply {
-    status(202, "")
-}
-
-/// An event stream of `events` (each a data line, or raw SSE text when it
-/// starts with a field name or a comment).
-fn sse(events: &[&str]) -> Reply {
-    let body: String = events
-        .iter()
-        .map(|e| if e.starts_with('{') { format!("event: message\ndata: {e}\n\n") } else { format!("{e}\n\n") })
-        .collect();
-    Reply { content_type: "text/event-stream", ..json_reply(&body) }
-}
-
-fn result(result: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":$id,"result":{result}}}"#)
-}
-
-/// `initialize` answered (with `session` and `version`), then `initialized` accepted.
-fn init(session: Option<&'static str>, version: &str) -> [Reply; 2] {
-    let answer = result(&format!(
-        r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{"listChanged":true}}}},"serverInfo":{{"name":"s","version":"1"}}}}"#
-    ));
-    [Reply { session, ..json_reply(&answer) }, accepted()]
-}
-
-fn tools_page(names: &[&str], next: Option<&str>) -> Reply {
-    let tools: Vec<Value> = names.iter().map(|n| json!({ "name": n, "inputSchema": { "type": "object" } })).collect();
-    let mut page = json!({ "tools": tools });
-    if let Some(next) = next {
-        page["nextCursor"] = json!(next);
-    }
-    json_reply(&result(&page.to_string()))
-}
-
-#[derive(Default)]
-struct Script {
-    replies: RefCell<VecDeque<Reply>>,
-    /// Every request: method, headers, body.
-    seen: RefCell<Vec<HttpRequest>>,
-}
-
-struct Scripted(Rc<Script>);
-
-struct ScriptedBody {
-    chunks: VecDeque<Vec<u8>>,
-    hang: bool,
-    /// The request had a timeout: a hanging answer fails at once.
-    timeout: bool,
-    cancel: CancelToken,
-}
-
-#[async_trait(?Send)]
-impl AnswerBody for ScriptedBody {
-    async fn chunk(&mut self) -> Result<Option<Vec<u8>>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Ok(Some(chunk));
-        }
-        if self.hang && self.timeout {
-            return Err(McpError::Network("timed out".into()));
-        }
-        if self.hang {
-            self.cancel.cancelled().await;
-            return Err(McpError::Aborted);
-        }
-        Ok(None)
-    }
-}
-
-#[async_trait(?Send)]
-impl McpTransport for Scripted {
-    async fn send(&self, request: HttpRequest, cancel: &CancelToken) -> Result<HttpAnswer> {
-        if cancel.is_cancelled() {
-            return Err(McpError::Aborted);
-        }
-        let id = request.body.as_deref().and_then(|b| serde_json::from_str::<Value>(b).ok()).map(|b| b["id"].clone());
-        let timeout = request.timeout.is_some();
-        self.0.seen.borrow_mut().push(request);
-        // Let parallel callers interleave, as the network would.
-        crate::platform::sleep(std::time::Duration::from_millis(1)).await;
-        let Some(reply) = self.0.replies.borrow_mut().pop_front() else {
-            return Err(McpError::Network("the script has no answer left".into()));
-        };
-        let body = reply.body.replace("$id", &id.unwrap_or_default().to_string());
-        // Small chunks: events and JSON split anywhere must still be read.
-        let chunks = body.as_bytes().chunks(7).map(<[u8]>::to_vec).collect();
-        Ok(HttpAnswer {
-            status: reply.status,
-            content_type: reply.content_type.into(),
-            session_id: reply.session.map(str::to_owned),
-            body: Box::new(ScriptedBody { chunks, hang: reply.hang, timeout, cancel: cancel.clone() }),
-        })
-    }
-}
-
-fn scripted(replies: impl IntoIterator<Item = Reply>) -> (McpClient, Rc<Script>) {
-    let script = Rc::new(Script { replies: RefCell::new(replies.into_iter().collect()), ..Script::default() });
-    (McpClient::new(Box::new(Scripted(script.clone()))), script)
-}
-
-/// What was sent, one line per request: the HTTP method, the JSON-RPC
-/// method (`reply` for a response to the server), and the session id.
-fn sent(script: &Script) -> Vec<String> {
-    script
-        .seen
-        .borrow()
-        .iter()
-        .map(|r| {
-            let body: Value = r.body.as_deref().map(|b| serde_json::from_str(b).unwrap()).unwrap_or_default();
-            let what = body["method"].as_str().unwrap_or(if body.is_null() { "-" } else { "reply" });
-            let session = header(r, "mcp-session-id").unwrap_or("-");
-            format!("{:?} {what} {session}", r.method)
-        })
-        .collect()
-}
-
-fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
-    request.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
-}
-
-fn body(request: &HttpRequest) -> Value {
-    serde_json::from_str(request.body.as_deref().unwrap_or("null")).unwrap()
-}
 
 /// A call of `echo`: its text, or the error's code.
 fn call_outcome(client: &McpClient) -> String {
@@ -617,7 +472,7 @@ fn errors_say_whether_the_server_is_gone() {
             false,
         ),
         (404, "gone", false, "mcp_http", false),
-        (500, "boom", true, "mcp_http", true),
+        (500, "boom", true, "mcp_http", false),
     ];
     for (status, body, had_session, code, gone) in cases {
         let error = McpError::from_http(*status, body, *had_session);
@@ -641,4 +496,108 @@ fn health_lists_the_relayed_servers() {
         ]
     );
     assert!(relayed_servers(&json!({ "chat": {} })).is_empty(), "an older proxy");
+}
+
+/// A relay of scripted servers: `health` is what `/api/health` says.
+struct ScriptedRelay {
+    health: RefCell<Result<Vec<RelayedServer>>>,
+    scripts: Vec<(&'static str, Rc<Script>)>,
+}
+
+#[async_trait::async_trait(?Send)]
+impl McpRelay for Rc<ScriptedRelay> {
+    async fn servers(&self, _cancel: &CancelToken) -> Result<Vec<RelayedServer>> {
+        self.health.borrow().clone()
+    }
+
+    fn transport(&self, server: &str) -> Box<dyn McpTransport> {
+        let script = self.scripts.iter().find(|(name, _)| *name == server).map(|(_, s)| s.clone());
+        Box::new(Scripted(script.unwrap_or_default()))
+    }
+}
+
+fn up(name: &str) -> RelayedServer {
+    RelayedServer { name: name.into(), reachable: true, error: None }
+}
+
+fn statuses(servers: &[McpServer]) -> Vec<(String, &'static str, usize)> {
+    servers.iter().map(|s| (s.name.clone(), s.status.as_str(), s.tools.len())).collect()
+}
+
+fn queue(script: &Script, replies: impl IntoIterator<Item = Reply>) {
+    script.replies.borrow_mut().extend(replies);
+}
+
+#[test]
+fn servers_are_checked_and_kept_briefly() {
+    let (notes, dict, files) = (Rc::new(Script::default()), Rc::new(Script::default()), Rc::new(Script::default()));
+    let down = RelayedServer { name: "files".into(), reachable: false, error: Some("timeout".into()) };
+    let relay = Rc::new(ScriptedRelay {
+        health: RefCell::new(Ok(vec![up("notes"), up("dict"), down])),
+        scripts: vec![("notes", notes.clone()), ("dict", dict.clone()), ("files", files.clone())],
+    });
+    queue(&notes, [&init(Some("n"), PROTOCOL_VERSION)[..], &[tools_page(&["search", "add"], None)]].concat());
+    queue(&dict, [init(None, PROTOCOL_VERSION)[0].clone(), status(500, "broken")]);
+    let servers = McpServers::new(Box::new(relay.clone()));
+    let cancel = CancelToken::new();
+    let on = |_: &str| false;
+    let first = block_on(servers.check(&on, &cancel));
+    assert_eq!(
+        statuses(&first),
+        [("notes".into(), "ready", 2), ("dict".into(), "error", 0), ("files".into(), "unreachable", 0)]
+    );
+    assert_eq!(first[2].problem.as_deref(), Some("timeout"));
+    assert!(first[1].problem.as_deref().unwrap().contains("broken"), "{:?}", first[1].problem);
+    assert!(files.seen.borrow().is_empty(), "the proxy said it cannot reach it: not asked");
+
+    // Within the time a check holds: nothing is asked.
+    let again = block_on(servers.check(&on, &cancel));
+    assert!(Rc::ptr_eq(&first, &again));
+    assert_eq!(notes.seen.borrow().len(), 3);
+
+    // Asked again: the same session lists again; the server turned off is not contacted.
+    servers.stale();
+    queue(&notes, [tools_page(&["search"], None)]);
+    let off = |name: &str| name == "dict";
+    let third = block_on(servers.check(&off, &cancel));
+    assert_eq!(statuses(&third)[..2], [("notes".into(), "ready", 1), ("dict".into(), "off", 0)]);
+    assert_eq!(sent(&notes)[3], "Post tools/list n", "no new initialize");
+    assert_eq!(dict.seen.borrow().len(), 2);
+
+    // The server says its tools changed: checked again at once; it has gone
+    // away by then (the relay's 502), so its tools are no longer offered.
+    *relay.health.borrow_mut() = Ok(vec![up("notes")]);
+    queue(
+        &notes,
+        [
+            sse(&[r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#, &result(r#"{"content":[]}"#)]),
+            status(502, r#"{"error":{"type":"mcp_unreachable","message":"connection refused"}}"#),
+        ],
+    );
+    block_on(third[0].client.call("search", &json!({}), &mut |_| {}, &cancel)).unwrap();
+    let fourth = block_on(servers.check(&on, &cancel));
+    assert_eq!(statuses(&fourth), [("notes".into(), "unreachable", 0)]);
+
+    // No proxy to ask: no servers; an aborted check keeps what it knew.
+    servers.stale();
+    *relay.health.borrow_mut() = Err(McpError::Network("offline".into()));
+    assert!(block_on(servers.check(&on, &cancel)).is_empty());
+    servers.stale();
+    *relay.health.borrow_mut() = Err(McpError::Aborted);
+    assert!(block_on(servers.check(&on, &cancel)).is_empty(), "kept: the last check found none");
+}
+
+#[test]
+fn a_silent_server_is_given_up_on() {
+    // The list request hangs; its timeout (the transport's) ends it.
+    let silent = Rc::new(Script::default());
+    queue(&silent, [Reply { hang: true, ..json_reply("") }]);
+    let relay = Rc::new(ScriptedRelay {
+        health: RefCell::new(Ok(vec![up("quiet")])),
+        scripts: vec![("quiet", silent.clone())],
+    });
+    let servers = McpServers::new(Box::new(relay));
+    let checked = block_on(servers.check(&|_| false, &CancelToken::new()));
+    assert_eq!(statuses(&checked), [("quiet".into(), "unreachable", 0)]);
+    assert_eq!(silent.seen.borrow()[0].timeout, Some(LIST_TIMEOUT));
 }

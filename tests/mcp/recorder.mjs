@@ -10,6 +10,8 @@
 //   POST /__forget         forgets every session (their next request: 404)
 //   POST /__down           every /mcp connection is cut at once (a crashed
 //                          server); /__up ends that
+//   POST /__silent         every /mcp request is held unanswered (a hung
+//                          server); /__up cuts them and ends that
 // The control endpoints answer any origin: the browser tests call them.
 //
 // Tools: `echo_headers` answers with the headers of the request that called
@@ -27,6 +29,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 let seen = [];
 let pageSize = 0;
 let down = false;
+let silent = false;
+let held = [];
 const sessions = new Map();
 
 const TOOLS = [
@@ -117,6 +121,12 @@ async function mcp(req, res, body) {
 
 const anyOrigin = { "access-control-allow-origin": "*" };
 
+/** Ends the silence: the held requests' connections are cut. */
+function release() {
+  silent = false;
+  for (const req of held.splice(0)) req.socket.destroy();
+}
+
 /** The control endpoints; true when `path` is one. */
 async function control(path, req, res) {
   if (path === "/__seen") {
@@ -125,11 +135,12 @@ async function control(path, req, res) {
     return true;
   }
   const settings = {
-    "/__reset": () => ((seen = []), (pageSize = 0), (down = false)),
+    "/__reset": () => ((seen = []), (pageSize = 0), (down = false), release()),
     "/__pages": (body) => (pageSize = Number(body)),
     "/__forget": () => sessions.clear(),
     "/__down": () => (down = true),
-    "/__up": () => (down = false),
+    "/__silent": () => (silent = true),
+    "/__up": () => ((down = false), release()),
   };
   if (!settings[path]) return false;
   let body = "";
@@ -144,6 +155,10 @@ const http = createServer(async (req, res) => {
   if (await control(path, req, res)) return;
   if (down) {
     req.socket.destroy();
+    return;
+  }
+  if (silent) {
+    held.push(req);
     return;
   }
   let text = "";
