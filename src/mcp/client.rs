@@ -256,6 +256,11 @@ impl McpClient {
             if matches!(step, Step::Request) && method.is_empty() {
                 return Ok(Value::Null);
             }
+            // Nothing is sent for a run aborted already (there would be
+            // nothing to cancel at the server).
+            if !matches!(step, Step::Cancelled(..)) && cancel.is_cancelled() {
+                return Err(McpError::Aborted);
+            }
             let id = self.next_id.replace(self.next_id.get() + 1);
             let (session, mut request, id) = match &step {
                 Step::Initialize => {
