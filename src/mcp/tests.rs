@@ -407,6 +407,12 @@ fn an_abort_during_initialize_sends_no_cancellation() {
     }));
     assert_eq!(outcome.unwrap_err(), McpError::Aborted);
     assert_eq!(sent(&script), ["Post initialize -"]);
+    // A run aborted before the call: nothing is sent at all.
+    let (client, script) = scripted([]);
+    let aborted = CancelToken::new();
+    aborted.cancel();
+    assert_eq!(block_on(client.call("echo", &json!({}), &mut |_| {}, &aborted)).unwrap_err(), McpError::Aborted);
+    assert!(script.seen.borrow().is_empty());
 }
 
 #[test]
