@@ -1,14 +1,16 @@
-//! The stable `code`s of the JS `Error`s this package throws, checked against
-//! the `AtelierErrorCode` union its TypeScript types declare
-//! (`src/wasm/mod.rs`, `src/wasm/adit.rs`): every code a Rust error can carry
-//! to JS must be in the union, and the union names no code that cannot occur.
+//! (test only) The other direction of the error codes: the TypeScript unions
+//! are written from `ErrorCode` (`src/error.rs`), so every code a Rust error
+//! carries is in them by construction; here every code of the list is one
+//! some error can carry, so the unions name no code that cannot occur.
 //!
 //! Each error enum is listed variant by variant below; the `exhaustive_*`
 //! functions match without a wildcard, so adding a variant fails to compile
-//! here until its code is listed (and then this test checks the union).
+//! here until it is listed.
 
 use crate::adit::AditError;
-use crate::graph::GraphError;
+use crate::agent::delegate::DelegateError;
+use crate::error::ErrorCode;
+use crate::graph::{CheckpointError, GraphError};
 use crate::llm::LlmError;
 use crate::store::StoreError;
 
@@ -82,7 +84,8 @@ fn every_graph_error() -> Vec<GraphError> {
         GraphError::UnknownNode { from: s(), to: s() },
         GraphError::UnknownRoute { node: s(), route: s() },
         GraphError::RecursionLimit { limit: 1, cycle: vec![] },
-        GraphError::Checkpoint(s()),
+        GraphError::Checkpoint(CheckpointError::Storage { code: ErrorCode::Storage, message: s() }),
+        GraphError::Checkpoint(CheckpointError::Codec(s())),
         GraphError::NothingToResume(s()),
         GraphError::NoSuchCheckpoint { thread: s(), id: s() },
     ]
@@ -107,43 +110,61 @@ fn exhaustive_graph(e: GraphError) {
     }
 }
 
-/// Codes the agent's nodes fail with besides the model's (`nodes.rs`), and
-/// the agent's own (`busy`: the session runs elsewhere; `review_pending`: a
-/// new turn while a review waits; `tool_loop`: the loop guard ended the run;
-/// `not_running`: an interjection with no run to take it; `incomplete`: the
-/// model kept finishing before its strategy's completion rule was met).
-const NODE_CODES: &[&str] =
-    &["invalid_state", "busy", "review_pending", "tool_loop", "not_running", "context_overflow", "incomplete"];
-
-/// The codes in a TypeScript union of string literals inside `source`,
-/// from `export type NAME =` to its `;`.
-fn union(source: &str, name: &str) -> Vec<String> {
-    let start = source.find(&format!("export type {name} =")).unwrap_or_else(|| panic!("{name} is declared"));
-    let body = &source[start..];
-    let body = &body[..body.find(';').expect("the union ends")];
-    body.split('"').skip(1).step_by(2).map(str::to_owned).collect()
+#[allow(dead_code)]
+fn exhaustive_delegate(e: DelegateError) {
+    match e {
+        DelegateError::Aborted
+        | DelegateError::InvalidArgument(_)
+        | DelegateError::Budget { .. }
+        | DelegateError::Busy(_)
+        | DelegateError::Model(_) => {}
+    }
 }
 
-#[test]
-fn every_code_that_reaches_js_is_in_the_typescript_union_and_no_other() {
-    let atelier = union(include_str!("wasm/mod.rs"), "AtelierErrorCode");
-    let adit = union(include_str!("wasm/adit.rs"), "AditErrorCode");
-    let declared: Vec<&str> = atelier.iter().chain(adit.iter()).map(String::as_str).collect();
+fn every_delegate_error() -> Vec<DelegateError> {
+    vec![
+        DelegateError::Aborted,
+        DelegateError::InvalidArgument(String::new()),
+        DelegateError::Budget { needed: 2, budget: 1 },
+        DelegateError::Busy(String::new()),
+        DelegateError::Model(LlmError::Aborted),
+    ]
+}
 
-    let mut produced: Vec<&str> = vec!["invalid_argument"];
+/// Codes the agent's own calls and nodes fail with (`busy`: the session
+/// runs elsewhere; `review_pending`: a new turn while a review waits;
+/// `tool_loop`: the loop guard ended the run; `not_running`: an
+/// interjection with no run to take it; `context_overflow`: a request over
+/// the window; `incomplete`: the completion rules; `invalid_state`: a review
+/// node with nothing to review), and `tool_failed` (a host tool that threw;
+/// a failure recorded before typed records).
+const AGENT_CODES: &[ErrorCode] = &[
+    ErrorCode::Busy,
+    ErrorCode::ReviewPending,
+    ErrorCode::ToolLoop,
+    ErrorCode::NotRunning,
+    ErrorCode::ContextOverflow,
+    ErrorCode::Incomplete,
+    ErrorCode::InvalidState,
+    ErrorCode::ToolFailed,
+];
+
+#[test]
+fn every_code_of_the_list_is_one_an_error_can_carry() {
+    let mut produced: Vec<ErrorCode> = vec![ErrorCode::InvalidArgument];
     produced.extend(every_store_error().iter().map(StoreError::code));
     produced.extend(every_llm_error().iter().map(LlmError::code));
     produced.extend(every_graph_error().iter().map(GraphError::code));
-    produced.extend(NODE_CODES);
+    produced.extend(every_delegate_error().iter().map(DelegateError::code));
+    produced.extend(AGENT_CODES);
     let adit_errors = [
         crate::adit::apply_edits("a", &[crate::adit::Edit { search: "zz".into(), replace: String::new() }]),
         crate::adit::apply_edits("a\na\n", &[crate::adit::Edit { search: "a".into(), replace: String::new() }]),
     ];
     produced.extend(adit_errors.iter().filter_map(|r| r.as_ref().err()).map(AditError::code));
     produced.push(crate::adit::parse_search_replace("<<<<<<< SEARCH\nx\n").unwrap_err().code());
-
-    let missing: Vec<&&str> = produced.iter().filter(|c| !declared.contains(c)).collect();
-    assert!(missing.is_empty(), "codes that reach JS but are not in the TypeScript union: {missing:?}");
-    let unused: Vec<&&str> = declared.iter().filter(|c| !produced.contains(c)).collect();
-    assert!(unused.is_empty(), "codes the TypeScript union declares that nothing produces: {unused:?}");
+    let unused: Vec<&ErrorCode> = ErrorCode::ALL.iter().filter(|c| !produced.contains(c)).collect();
+    assert!(unused.is_empty(), "codes the list (and so the TypeScript unions) names that nothing produces: {unused:?}");
+    // The package's declarations take the unions from the list.
+    assert!(include_str!("wasm/mod.rs").contains("crate::error::TS_ERROR_CODES"));
 }

@@ -15,15 +15,27 @@ pub mod adit;
 pub mod agent;
 pub mod cancel;
 pub mod context;
+pub mod error;
 pub mod graph;
 pub mod json;
 pub mod llm;
 pub mod mcp;
 pub mod platform;
+pub mod search;
 pub mod snippet;
 pub mod store;
 pub mod tools;
 
+/// The scripted model and web backends that tests and benchmarks run the
+/// agent on (feature `testing`; not part of the package).
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
+    pub use crate::llm::{ScriptedModel, Step};
+    pub use crate::tools::ScriptedWeb;
+}
+
+#[cfg(test)]
+mod boundary;
 #[cfg(test)]
 mod error_codes;
 

@@ -244,7 +244,7 @@ fn case_table() {
                 (applied.text != *text || got != *levels)
                     .then(|| format!("got {:?} {:?}, want {:?} {:?}", applied.text, got, text, levels))
             }
-            (Expect::Fails(code, index), Err(e)) => ((e.code(), e.index()) != (*code, *index))
+            (Expect::Fails(code, index), Err(e)) => ((e.code().as_str(), e.index()) != (*code, *index))
                 .then(|| format!("got {}@{} ({e}), want {code}@{index}", e.code(), e.index())),
             (Expect::Text(text, _), Err(e)) => {
                 Some(format!("want {text:?}, got error {}@{}: {e}", e.code(), e.index()))

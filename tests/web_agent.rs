@@ -2,7 +2,8 @@
 //! scripted fake upstream (chat and search) that `cargo xtask test` starts:
 //! a greeting, a research turn whose search becomes an artifact that can be
 //! toggled out of the next request, a review approved across a reload, an
-//! abort through an AbortSignal, and the data methods (projects, plot,
+//! abort through an AbortSignal, the codes of a full disk and of another
+//! tab's upgrade through `send`, and the data methods (projects, plot,
 //! export/import, artifact import).
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
@@ -112,12 +113,20 @@ async fn research_becomes_an_artifact_that_can_be_toggled_out() {
     assert_eq!(search["body"]["query"], "Rust 2024 edition release");
     let answer_with_artifact = requests.iter().filter(|r| r["path"] != "/search").nth(3).unwrap().to_string();
     assert!(answer_with_artifact.contains(&id), "the answering call saw the artifact");
-    // The conversation is append-only (the earlier result stays as it was
-    // sent); the index no longer offers the artifact and says it is gone.
+    // The person's control is real: the next request carries none of the
+    // artifact's text, in any message; a placeholder names it as turned off.
     let last = requests.last().unwrap();
-    let tail = last["body"]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    let messages = last["body"]["messages"].as_array().unwrap();
+    let text = "What is known about Rust 2024 edition release";
+    assert!(messages.iter().all(|m| !m.to_string().contains(text)), "the artifact's text left the request: {last}");
+    let tail = messages.last().unwrap()["content"].as_str().unwrap().to_owned();
     assert!(!tail.contains(&format!("[ID: {id}]")), "after the toggle the artifact is left out of the index: {tail}");
-    assert!(tail.contains("No longer available") && tail.contains(&id), "{tail}");
+    assert!(
+        messages.iter().any(|m| m["role"] == "tool"
+            && m.to_string().contains(&format!("artifact {id}"))
+            && m.to_string().contains("is turned off")),
+        "a placeholder names it: {last}"
+    );
 }
 
 /// A fresh database with an agent and one project of one chapter, seeded
@@ -450,4 +459,53 @@ async fn a_delegate_writes_its_output_artifact_through_the_proxy() {
     assert!(child["body"].to_string().contains("アキラは駅へ歩いた"), "its read set");
     assert!(!child["body"].to_string().contains("get_outline"), "not the parent's conversation");
     backend.close();
+}
+
+/// Another tab opened a newer version of the database before this tab's
+/// `send`: the run rejects with `reload_required` (the demo asks for a
+/// reload), not with a generic storage error.
+#[wasm_bindgen_test]
+async fn a_send_after_another_tabs_upgrade_rejects_with_reload_required() {
+    let db = format!("agent-{}", random_id());
+    let agent = open(&db).await;
+    let newer = atelier_agent::store::IdbBackend::open_at(&db, atelier_agent::store::schema::current_version() + 1)
+        .await
+        .unwrap();
+    let err = JsFuture::from(agent.send("s".into(), "Hello".into(), options(true))).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("reload_required"), "{err:?}");
+    let err = JsFuture::from(agent.pending_review("s".into())).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("reload_required"), "every read says so");
+    newer.close();
+}
+
+/// The disk fills up while a run works (the step's checkpoint is refused):
+/// `send` rejects with `quota_exceeded`, and once there is room the session
+/// goes on.
+#[wasm_bindgen_test]
+async fn a_full_disk_during_a_run_rejects_send_with_quota_exceeded() {
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"x\"}" },
+        { "type": "text", "text": "A long answer." }
+    ]))
+    .await;
+    let agent = open(&format!("agent-{}", random_id())).await;
+    // When the chat node starts, the disk fills up: its checkpoint is the next write.
+    let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        if prop(&e, "type").as_string().as_deref() == Some("node")
+            && prop(&e, "node").as_string().as_deref() == Some("chat")
+        {
+            atelier_agent::store::idb_testing::fail_next_write_with("QuotaExceededError");
+        }
+    });
+    let opts = options(true);
+    Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<Function>()).unwrap();
+    let err = JsFuture::from(agent.send("s".into(), "Tell me".into(), opts)).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("quota_exceeded"), "{err:?}");
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"chat_only\",\"reasoning\":\"x\"}" },
+        { "type": "text", "text": "Room again." }
+    ]))
+    .await;
+    let result = JsFuture::from(agent.send("s".into(), "Again".into(), options(true))).await.unwrap();
+    assert_eq!(prop(&result, "content").as_string().as_deref(), Some("Room again."));
 }

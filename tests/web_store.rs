@@ -178,6 +178,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
                 "plots",
                 "projects",
                 "revisions",
+                "searchSegments",
                 "sessionArtifacts",
                 "sessions",
                 "settings",

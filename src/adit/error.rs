@@ -49,11 +49,12 @@ pub enum AditError {
 
 impl AditError {
     /// Stable machine-readable code: `"no_match"`, `"ambiguous"` or `"parse"`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::error::ErrorCode {
+        use crate::error::ErrorCode;
         match self {
-            AditError::NoMatch { .. } => "no_match",
-            AditError::Ambiguous { .. } => "ambiguous",
-            AditError::Parse { .. } => "parse",
+            AditError::NoMatch { .. } => ErrorCode::NoMatch,
+            AditError::Ambiguous { .. } => ErrorCode::Ambiguous,
+            AditError::Parse { .. } => ErrorCode::Parse,
         }
     }
 

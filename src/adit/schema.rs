@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn bad_items_name_their_index() {
         let err = parse_edits_json(r#"[{"search":"a","replace":"b"},{"search":"a"}]"#).unwrap_err();
-        assert_eq!((err.code(), err.index()), ("parse", 1));
+        assert_eq!((err.code().as_str(), err.index()), ("parse", 1));
         let err = parse_edits_json("{\"edits\": [").unwrap_err();
         assert_eq!(err.code(), "parse");
         let err = parse_edits_json(r#"{"changes": []}"#).unwrap_err();

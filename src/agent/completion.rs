@@ -10,10 +10,12 @@
 //! - Research: when the person asked for a search, at least one source (a
 //!   search or an opened page) is known.
 
+pub use super::events::Rule;
 use super::facts::Facts;
-use super::state::{AgentState, Strategy};
+use super::state::AgentState;
+use super::strategy::Strategy;
 use crate::llm::Message;
-use crate::tools::Subject;
+use crate::tools::{Outcome, Subject};
 
 /// The first words of a nudge (user message or `respond` result).
 pub const NUDGE: &str = "Not finished yet:";
@@ -37,16 +39,6 @@ const SEARCH_WORDS: &[&str] = &[
     "ニュース",
 ];
 
-/// Which rule an early answer broke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rule {
-    /// Writing without having read the project.
-    ReadFirst,
-    /// Research asked for a search and has no source.
-    NeedsSources,
-}
-
 impl Rule {
     /// The nudge the model gets.
     pub fn nudge(self) -> String {
@@ -63,13 +55,16 @@ impl Rule {
     }
 }
 
-/// The person's words of this turn.
+/// The person's words of this turn (its user messages but the nudges).
 fn asked(state: &AgentState) -> String {
-    state
-        .turn()
+    let start = state.turn_start.min(state.messages.len());
+    state.messages[start..]
         .iter()
-        .filter_map(|m| match m {
-            Message::User { content } if !content.starts_with(NUDGE) => Some(crate::platform::lowercase(content)),
+        .enumerate()
+        .filter_map(|(i, m)| match m {
+            Message::User { content } if !state.nudges.contains(&(start + i)) => {
+                Some(crate::platform::lowercase(content))
+            }
             _ => None,
         })
         .collect::<Vec<_>>()
@@ -92,10 +87,7 @@ pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Ru
                 .any(|w| w.at >= state.turn_start && matches!(w.subject, Subject::Section(_)) && !w.read_before);
             let wrote_this_turn = facts.writes.iter().any(|w| w.at >= state.turn_start);
             // A delegate that finished read its files on the agent's behalf.
-            let delegated = state
-                .turn()
-                .iter()
-                .any(|m| matches!(m, Message::Tool { content, .. } if content.starts_with(super::delegate::FINISHED)));
+            let delegated = state.turn_records().any(|r| r.outcome == Outcome::DelegateFinished);
             let read_project = read_project || delegated;
             (changed_unread || (!read_project && !wrote_this_turn)).then_some(Rule::ReadFirst)
         }
@@ -107,16 +99,4 @@ pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Ru
         }
         Strategy::ChatOnly => None,
     }
-}
-
-/// Nudges already given in this run.
-pub fn nudges(state: &AgentState) -> usize {
-    state
-        .turn()
-        .iter()
-        .filter(|m| match m {
-            Message::User { content } | Message::Tool { content, .. } => content.starts_with(NUDGE),
-            _ => false,
-        })
-        .count()
 }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::settings::CompressionSettings;
+use super::structured::{pair, Fields};
 use crate::context::summarize_arguments;
 use crate::llm::{estimate_tokens, Message};
 
@@ -52,57 +53,92 @@ pub fn decide(
 }
 
 /// A decision with its rationale.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct KeyDecision {
     pub decision: String,
-    #[serde(default)]
     pub rationale: String,
 }
 
 /// An approach that failed, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct FailedAttempt {
     pub approach: String,
-    #[serde(default)]
     pub reason_failed: String,
 }
 
 /// A tool call as what / where / how it ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CallOutcome {
     pub tool: String,
-    #[serde(default)]
     pub target: String,
     /// "success", "error" or "partial".
-    #[serde(default)]
     pub outcome: String,
 }
 
 /// Where the task stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TaskState {
-    #[serde(default)]
     pub completed: Vec<String>,
-    #[serde(default)]
     pub remaining: Vec<String>,
-    #[serde(default)]
     pub blockers: Vec<String>,
 }
 
 /// The sub-model's summary. `user_constraints` and `task_state` are
 /// required: an answer without them is refused (and nothing is compressed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Summary {
     pub user_constraints: Vec<String>,
-    #[serde(default)]
     pub decisions: Vec<KeyDecision>,
-    #[serde(default)]
     pub failed_attempts: Vec<FailedAttempt>,
-    #[serde(default)]
     pub tool_calls: Vec<CallOutcome>,
-    #[serde(default)]
     pub recent_narrative: String,
     pub task_state: TaskState,
+}
+
+/// Reads a summary from JSON by hand (see `agent::structured`).
+fn summary_from(value: &Value) -> Result<Summary, String> {
+    let f = Fields(value);
+    let task = f.object("task_state")?;
+    Ok(Summary {
+        user_constraints: f.strings("user_constraints", true)?,
+        decisions: f
+            .rows("decisions", &["decision", "rationale"])?
+            .into_iter()
+            .map(|row| {
+                let (decision, rationale) = pair(row);
+                KeyDecision { decision, rationale }
+            })
+            .collect(),
+        failed_attempts: f
+            .rows("failed_attempts", &["approach", "reason_failed"])?
+            .into_iter()
+            .map(|row| {
+                let (approach, reason_failed) = pair(row);
+                FailedAttempt { approach, reason_failed }
+            })
+            .collect(),
+        tool_calls: f
+            .rows("tool_calls", &["tool", "target", "outcome"])?
+            .into_iter()
+            .map(|mut row| {
+                let outcome = row.pop().unwrap_or_default();
+                let (tool, target) = pair(row);
+                CallOutcome { tool, target, outcome }
+            })
+            .collect(),
+        recent_narrative: f.text("recent_narrative", false)?,
+        task_state: TaskState {
+            completed: task.strings("completed", false)?,
+            remaining: task.strings("remaining", false)?,
+            blockers: task.strings("blockers", false)?,
+        },
+    })
+}
+
+impl<'de> Deserialize<'de> for Summary {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Summary, D::Error> {
+        summary_from(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// The compression state of a session (checkpointed with the messages).
@@ -276,9 +312,12 @@ fn clip(text: &str, max: usize) -> String {
     format!("{head} […{} more chars]", count - max)
 }
 
+/// Whether `field` of a call of `tool` carries bulk text (the tool's declaration).
+pub type Bulk<'a> = &'a dyn Fn(&str, &str) -> bool;
+
 /// The part to summarise as the sub-model reads it: one line per message,
 /// tool calls as `name(arguments)` with bulk fields summarised, results cut.
-pub fn transcript(messages: &[Message], caps: Caps) -> String {
+pub fn transcript(messages: &[Message], caps: Caps, bulk: Bulk<'_>) -> String {
     let mut names = std::collections::HashMap::new();
     let mut out = String::new();
     for message in messages {
@@ -291,11 +330,11 @@ pub fn transcript(messages: &[Message], caps: Caps) -> String {
                 }
                 for call in tool_calls {
                     names.insert(call.id.clone(), call.function.name.clone());
+                    let name = call.function.name.as_str();
                     out.push_str(&format!(
-                        "[call {}] {}({})\n",
+                        "[call {}] {name}({})\n",
                         call.id,
-                        call.function.name,
-                        summarize_arguments(&call.function.arguments)
+                        summarize_arguments(&call.function.arguments, &|field| bulk(name, field))
                     ));
                 }
             }
@@ -310,8 +349,8 @@ pub fn transcript(messages: &[Message], caps: Caps) -> String {
 
 /// Reads the sub-model's answer: the schema's fields, the required ones
 /// present. A missing `user_constraints` or `task_state` is an error.
-pub fn parse_summary(value: Value) -> Result<Summary, serde_json::Error> {
-    crate::json::from_value(value)
+pub fn parse_summary(value: Value) -> Result<Summary, String> {
+    summary_from(&value)
 }
 
 fn bullet_list(out: &mut String, title: &str, items: impl Iterator<Item = String>) {
@@ -411,13 +450,13 @@ pub const MAX_SUMMARY_TOKENS: u32 = 2048;
 /// The sub-model's request text: the summary so far (if any) and the part
 /// to summarise, its messages cut until the request fits `budget` tokens.
 /// `None` when even the tightest cut does not fit.
-pub fn compressor_input(previous: Option<&Summary>, part: &[Message], budget: usize) -> Option<String> {
+pub fn compressor_input(previous: Option<&Summary>, part: &[Message], budget: usize, bulk: Bulk<'_>) -> Option<String> {
     let previous = previous
         .map(|s| format!("Summary so far:\n{}\n\n", crate::json::to_text(s).unwrap_or_default()))
         .unwrap_or_default();
     let mut caps = Caps { tool_result: 1500, other: 4000 };
     loop {
-        let text = format!("{previous}Conversation to summarise:\n{}", transcript(part, caps));
+        let text = format!("{previous}Conversation to summarise:\n{}", transcript(part, caps, bulk));
         if estimate_tokens(&text) + estimate_tokens(PROMPT) + estimate_tokens(SCHEMA) <= budget {
             return Some(text);
         }
@@ -541,10 +580,11 @@ mod tests {
                 *content = "word ".repeat(3000);
             }
         }
-        let roomy = compressor_input(None, &part, 100_000).unwrap();
-        let tight = compressor_input(None, &part, 6_000).unwrap();
+        let none = &|_: &str, _: &str| false;
+        let roomy = compressor_input(None, &part, 100_000, none).unwrap();
+        let tight = compressor_input(None, &part, 6_000, none).unwrap();
         assert!(tight.len() < roomy.len());
         assert!(estimate_tokens(&tight) <= 6_000);
-        assert!(compressor_input(None, &part, 500).is_none());
+        assert!(compressor_input(None, &part, 500, none).is_none());
     }
 }

@@ -12,11 +12,12 @@
 //! returns new entries; the product drops the ones already there (a term,
 //! a motif, the chapter's summary) and appends the rest.
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::AgentEnv;
+use super::env::AgentEnv;
+use super::structured::{pair, Fields};
 use crate::cancel::CancelToken;
+use crate::context::budget::{files_message, fit, File, Form};
 use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
 use crate::store::{SessionArtifact, StoreError};
 
@@ -29,36 +30,56 @@ pub fn session_of(project_id: &str) -> String {
 }
 
 /// What the sub-agent returns for one chapter.
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Entries {
     pub summary: String,
-    #[serde(default)]
     pub glossary: Vec<Term>,
-    #[serde(default)]
     pub motifs: Vec<Motif>,
-    #[serde(default)]
     pub cross_references: Vec<CrossRef>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Term {
     pub term: String,
-    #[serde(default)]
     pub definition: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Motif {
     pub motif: String,
-    #[serde(default)]
     pub note: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CrossRef {
     pub to: String,
-    #[serde(default)]
     pub note: String,
+}
+
+impl Entries {
+    /// Reads the sub-agent's answer (see `agent::structured`): `summary`
+    /// required, the lists empty when absent.
+    pub fn from_value(value: &Value) -> Result<Entries, String> {
+        let f = Fields(value);
+        let rows = |key: &str, fields: &[&str]| -> Result<Vec<(String, String)>, String> {
+            Ok(f.rows(key, fields)?.into_iter().map(pair).collect())
+        };
+        Ok(Entries {
+            summary: f.text("summary", true)?,
+            glossary: rows("glossary", &["term", "definition"])?
+                .into_iter()
+                .map(|(term, definition)| Term { term, definition })
+                .collect(),
+            motifs: rows("motifs", &["motif", "note"])?
+                .into_iter()
+                .map(|(motif, note)| Motif { motif, note })
+                .collect(),
+            cross_references: rows("cross_references", &["to", "note"])?
+                .into_iter()
+                .map(|(to, note)| CrossRef { to, note })
+                .collect(),
+        })
+    }
 }
 
 pub const PROMPT: &str =
@@ -129,7 +150,7 @@ pub enum UpdateError {
     #[error("the sub model failed: {0}")]
     Model(LlmError),
     #[error("the entries do not have the expected fields: {0}")]
-    Fields(serde_json::Error),
+    Fields(String),
 }
 
 /// Updates the project's notes from one chapter: the sub-agent proposes
@@ -164,7 +185,7 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
         Err(LlmError::Aborted) => return Err(UpdateError::Aborted),
         Err(e) => return Err(UpdateError::Model(e)),
     };
-    let entries: Entries = crate::json::from_value(answer.value).map_err(UpdateError::Fields)?;
+    let entries = Entries::from_value(&answer.value).map_err(UpdateError::Fields)?;
     let lines = new_lines(&entries, &section.title, &texts);
     let mut appended = [0usize; 4];
     let session = session_of(&section.project_id);
@@ -183,26 +204,26 @@ pub async fn update(env: &AgentEnv, section_id: &str, cancel: &CancelToken) -> R
 /// largest as snippets, then the oldest as one line).
 pub async fn read_for_writer(env: &AgentEnv, project_id: &str, budget: usize) -> Option<String> {
     let existing = env.db.artifacts(&session_of(project_id)).await.ok()?;
-    let mut items: Vec<super::delegate::Resolved> = NOTES
+    let mut items: Vec<File> = NOTES
         .iter()
         .filter_map(|title| existing.iter().find(|a| a.title == *title && !a.content.trim().is_empty()))
-        .map(|a| super::delegate::Resolved {
+        .map(|a| File {
             key: format!("artifact:{}", a.id),
             title: a.title.clone(),
             purpose: "keep names, terms and motifs consistent".into(),
             text: a.content.clone(),
             at: a.created_at,
             optional: false,
-            form: super::delegate::Form::Whole,
+            form: Form::Whole,
         })
         .collect();
     if items.is_empty() {
         return None;
     }
-    super::delegate::fit(&mut items, budget, 0).ok()?;
+    fit(&mut items, budget, 0).ok()?;
     Some(format!(
         "## Continuity notes of this project (append-only; keep to them)\n{}",
-        super::delegate::files_message(&items).trim_start_matches("## Files\n")
+        files_message(&items).trim_start_matches("## Files\n")
     ))
 }
 

@@ -1,11 +1,33 @@
 //! What a frontend hears during a run: typed events, emitted by the nodes
 //! through the graph's `NodeContext::emit` and passed on unchanged.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::state::{Phase, Strategy};
+use super::strategy::Strategy;
 use crate::graph::{GraphEvent, NodeContext};
-use crate::tools::EditTarget;
+use crate::tools::{EditTarget, Stage, ToolEvent};
+
+/// What the agent is doing, for the status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    #[default]
+    Idle,
+    Planning,
+    Researching,
+    Answering,
+    Memorizing,
+}
+
+/// Which completion rule an early final answer broke (see `agent::completion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// Writing without having read the project.
+    ReadFirst,
+    /// Research asked for a search and has no source.
+    NeedsSources,
+}
 
 /// Something a run reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,7 +58,7 @@ pub enum AgentEvent {
     Facts { reads: usize, web: usize, changes: usize },
     /// A `delegate` child's progress, under its call's chip: `started`,
     /// `step`, `wrote`, `stopped`, then `done` or `incomplete`.
-    Delegate { call_id: String, phase: super::delegate::Phase, detail: String },
+    Delegate { call_id: String, phase: Stage, detail: String },
 }
 
 /// An artifact a tool result became.
@@ -62,7 +84,7 @@ pub enum Info {
     Memory { id: String, date: String, summary: String },
     /// An early final answer broke a completion rule; the model was told
     /// what is missing and the run goes on.
-    Nudged { rule: super::completion::Rule },
+    Nudged { rule: Rule },
     /// A project's continuity notes gained entries (per note, in
     /// `continuity::NOTES` order).
     Continuity { project_id: String, section_id: String, appended: Vec<usize> },
@@ -92,6 +114,8 @@ pub(super) trait Emit {
     fn active_tool(&self, tool: Option<&str>);
     fn warning(&self, message: String);
     fn info(&self, info: Info);
+    /// What call `call_id` reports while it runs.
+    fn tool(&self, call_id: &str, event: ToolEvent);
 }
 
 impl Emit for Ctx<'_> {
@@ -111,5 +135,15 @@ impl Emit for Ctx<'_> {
     }
     fn info(&self, info: Info) {
         self.emit(AgentEvent::Info(info));
+    }
+    fn tool(&self, call_id: &str, event: ToolEvent) {
+        self.emit(match event {
+            ToolEvent::Stage { stage, detail } => {
+                AgentEvent::Delegate { call_id: call_id.to_owned(), phase: stage, detail }
+            }
+            ToolEvent::Artifact { id, title } => {
+                AgentEvent::Artifact { data: ArtifactChange { id, action: "created", title } }
+            }
+        });
     }
 }

@@ -4,36 +4,40 @@
 //! ran and which pages were opened (and the artifacts they became), what was
 //! edited. A write invalidates the reads it touches.
 //!
-//! Everything is derived from the messages (checkpointed already), so the
-//! facts hold the same after a reload, a resume or a compression.
-
-use serde::Serialize;
+//! Everything is derived from the calls' typed records (checkpointed with
+//! the messages), so the facts hold the same after a reload, a resume or a
+//! compression.
 
 use crate::llm::Message;
-use crate::tools::{kept_artifact_id, kept_note, Subject, ToolRegistry, Touch};
+use crate::tools::{kept_note, CallRecord, Subject, Touch};
 
 /// One thing the session knows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fact {
     pub subject: Subject,
     pub tool: String,
     /// Index in the state's messages of the result.
-    #[serde(skip)]
     pub at: usize,
     /// The result the model was given (without the kept-artifact line).
-    #[serde(skip)]
     pub result: String,
     /// The artifact the result became, if kept.
     pub artifact: Option<String>,
+    /// The artifact whose text the result carries besides (a read of it).
+    pub shows: Option<String>,
+}
+
+impl Fact {
+    /// The artifacts whose text the fact's result carries.
+    pub fn artifacts(&self) -> impl Iterator<Item = &str> {
+        self.artifact.iter().chain(self.shows.iter()).map(String::as_str)
+    }
 }
 
 /// What the session knows and what it changed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
     pub known: Vec<Fact>,
     /// Writes that succeeded, in order (approved edits included).
-    #[serde(skip)]
     pub writes: Vec<Write>,
 }
 
@@ -47,66 +51,38 @@ pub struct Write {
     pub read_before: bool,
 }
 
-/// The first words of an "already known" answer (not itself a fact).
+/// The first words of an "already known" answer.
 pub const KNOWN: &str = "Already known (not run again):";
 
-/// Whether a tool result reports that nothing was done.
-fn failed(result: &str) -> bool {
-    let r = result.trim_start();
-    r.starts_with("Error")
-        || r.starts_with("Rejected")
-        || r.starts_with(KNOWN)
-        || r.starts_with("Not run")
-        || r.starts_with("Merged into")
-        || r.starts_with(super::completion::NUDGE)
-}
-
-/// The result without its kept-artifact line.
-pub fn plain_result(result: &str) -> &str {
-    match kept_artifact_id(result) {
-        Some(id) => result.strip_suffix(&kept_note(id)).unwrap_or(result),
-        None => result,
-    }
-}
-
-/// The facts `messages` establish.
-pub fn derive(messages: &[Message], tools: &ToolRegistry) -> Facts {
+/// The facts the calls of `records` (answered in `messages`) establish:
+/// only calls that did what they were asked count.
+pub fn derive(messages: &[Message], records: &[CallRecord]) -> Facts {
     let mut facts = Facts::default();
-    let mut calls = std::collections::HashMap::new();
-    for (at, message) in messages.iter().enumerate() {
-        match message {
-            Message::Assistant { tool_calls, .. } => {
-                for call in tool_calls {
-                    calls.insert(call.id.clone(), call);
-                }
+    for record in records.iter().filter(|r| r.outcome.done()) {
+        let at = record.at;
+        match &record.touched {
+            Some(Touch::Reads(subject)) => {
+                let text = messages.get(at).map_or("", Message::text);
+                let result = match &record.kept {
+                    Some(id) => text.strip_suffix(&kept_note(id)).unwrap_or(text),
+                    None => text,
+                };
+                facts.known.retain(|f| f.subject != *subject);
+                facts.known.push(Fact {
+                    subject: subject.clone(),
+                    tool: record.tool.clone(),
+                    at,
+                    result: result.to_owned(),
+                    artifact: record.kept.clone(),
+                    shows: record.artifact.clone(),
+                });
             }
-            Message::Tool { tool_call_id, content } => {
-                let Some(call) = calls.get(tool_call_id) else { continue };
-                if failed(content) {
-                    continue;
-                }
-                let Some(tool) = tools.get(&call.function.name) else { continue };
-                let args = serde_json::from_str(&call.function.arguments).unwrap_or_default();
-                match tool.touches(&args) {
-                    Some(Touch::Reads(subject)) => {
-                        facts.known.retain(|f| f.subject != subject);
-                        facts.known.push(Fact {
-                            subject,
-                            tool: call.function.name.clone(),
-                            at,
-                            result: plain_result(content).to_owned(),
-                            artifact: kept_artifact_id(content).map(str::to_owned),
-                        });
-                    }
-                    Some(Touch::Writes(subject)) => {
-                        let read_before = facts.known.iter().any(|f| f.subject == subject);
-                        facts.known.retain(|f| !subject.covers(&f.subject));
-                        facts.writes.push(Write { subject, at, read_before });
-                    }
-                    None => {}
-                }
+            Some(Touch::Writes(subject)) => {
+                let read_before = facts.known.iter().any(|f| f.subject == *subject);
+                facts.known.retain(|f| !subject.covers(&f.subject));
+                facts.writes.push(Write { subject: subject.clone(), at, read_before });
             }
-            _ => {}
+            None => {}
         }
     }
     facts
@@ -193,52 +169,62 @@ pub fn known_answer(fact: &Fact, visible: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::ToolCall;
-    use serde_json::json;
+    use crate::error::ErrorCode;
+    use crate::tools::Outcome;
 
-    fn call(id: &str, name: &str, args: serde_json::Value) -> Message {
-        Message::Assistant { content: None, tool_calls: vec![ToolCall::new(id, name, &args)] }
+    fn read(at: usize, subject: Subject, kept: Option<&str>) -> CallRecord {
+        CallRecord {
+            at,
+            kept: kept.map(str::to_owned),
+            touched: Some(Touch::Reads(subject)),
+            ..CallRecord::new("get_manuscript", Outcome::Done)
+        }
+    }
+
+    fn write(at: usize, subject: Subject, outcome: Outcome) -> CallRecord {
+        CallRecord { at, touched: Some(Touch::Writes(subject)), ..CallRecord::new("update_manuscript", outcome) }
     }
 
     #[test]
     fn reads_become_facts_and_writes_invalidate_them() {
-        let tools = ToolRegistry::standard();
+        let section = || Subject::Section("s1".into());
         let messages = vec![
             Message::user("Tighten chapter 1"),
-            call("a", "get_manuscript", json!({"section_id": "s1"})),
-            Message::tool("a", format!("Once upon a time.{}", kept_note("art-1"))),
-            call("b", "web_search", json!({"query": "  Victorian   Trains "})),
+            Message::assistant("(calls)"),
+            Message::tool("a", format!("Error in the log, the captain wrote.{}", kept_note("art-1"))),
             Message::tool("b", "results"),
-            call("c", "get_outline", json!({"project_id": "p1"})),
             Message::tool("c", "1. Start"),
-            call("d", "get_manuscript", json!({"section_id": "s2"})),
             Message::tool("d", "Error: no such section"),
+            Message::tool("e", "Rejected by the user."),
+            Message::tool("f", "Updated."),
+            Message::tool("g", "Updated."),
         ];
-        let facts = derive(&messages, &tools);
-        assert_eq!(facts.known.len(), 3, "a failed read is no fact");
-        let read = facts.about(&Subject::Section("s1".into())).unwrap();
-        assert_eq!(read.result, "Once upon a time.");
-        assert_eq!(read.artifact.as_deref(), Some("art-1"));
-        assert!(facts.about(&Subject::Search("victorian trains".into())).is_some(), "queries compare normalised");
-        let mut more = messages.clone();
-        more.push(call("e", "edit_manuscript", json!({"id": "s1", "edits": []})));
-        more.push(Message::tool("e", "Rejected by the user."));
-        assert!(
-            derive(&more, &tools).about(&Subject::Section("s1".into())).is_some(),
-            "a rejected edit changes nothing"
-        );
-        more.push(call("f", "update_manuscript", json!({"id": "s1", "content": "x"})));
-        more.push(Message::tool("f", "Updated."));
-        more.push(call("g", "update_plot_item", json!({"item_id": "i1", "title": "x"})));
-        more.push(Message::tool("g", "Updated."));
-        let after = derive(&more, &tools);
-        assert!(after.about(&Subject::Section("s1".into())).is_none(), "the approved edit made the read stale");
+        let mut records = vec![
+            read(2, section(), Some("art-1")),
+            read(3, Subject::Search("victorian trains".into()), None),
+            read(4, Subject::Outline("p1".into()), None),
+            CallRecord {
+                outcome: Outcome::Failed { code: ErrorCode::NotFound },
+                ..read(5, Subject::Section("s2".into()), None)
+            },
+        ];
+        let facts = derive(&messages, &records);
+        assert_eq!(facts.known.len(), 3, "a failed read is no fact; a text that opens with \"Error\" is one");
+        let fact = facts.about(&section()).unwrap();
+        assert_eq!(fact.result, "Error in the log, the captain wrote.");
+        assert_eq!(fact.artifact.as_deref(), Some("art-1"));
+        records.push(write(6, section(), Outcome::Rejected { reason: None }));
+        assert!(derive(&messages, &records).about(&section()).is_some(), "a rejected edit changes nothing");
+        records.push(write(7, section(), Outcome::Done));
+        records.push(write(8, Subject::AnyOutline, Outcome::Done));
+        let after = derive(&messages, &records);
+        assert!(after.about(&section()).is_none(), "the approved edit made the read stale");
         assert!(after.about(&Subject::Outline("p1".into())).is_none(), "a plot write touches the outlines");
         assert_eq!(after.writes.len(), 2);
         assert!(after.writes[0].read_before && !after.writes[1].read_before);
         assert_eq!(after.counts(), (0, 1, 2));
         // The tail names only what was summarised away (the rest is above).
-        let tail = facts.render(5).unwrap();
+        let tail = facts.render(4).unwrap();
         assert!(tail.contains("2 read(s)") && tail.contains("1 web search(es)"), "{tail}");
         assert!(tail.contains("chapter/section s1 (full text: artifact art-1)") && tail.contains("victorian trains"));
         assert!(!tail.contains("outline"), "the outline read is still above: {tail}");

@@ -8,8 +8,8 @@
 //!
 //! The model gets a tool result that says why instead, so it can change
 //! course. After [`MAX_REFUSALS`] refusals in one run the run ends with code
-//! `tool_loop`. Everything is derived from the turn's messages, so the rule
-//! holds the same after a reload or a resume.
+//! `tool_loop`. Everything is derived from the turn's messages and call
+//! records, so the rule holds the same after a reload or a resume.
 
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ use crate::llm::{Message, ToolCall};
 /// Refused calls in one run before it ends with `tool_loop`.
 pub const MAX_REFUSALS: usize = 3;
 
-/// The first words of a refusal's tool result (how refusals are counted).
+/// The first words of a refusal's tool result.
 const REFUSED: &str = "Not run (loop guard):";
 
 /// What to do with a call.
@@ -72,11 +72,6 @@ fn canonical(value: &Value, out: &mut String) {
         }
         other => out.push_str(&other.to_string()),
     }
-}
-
-/// How many calls the guard refused among `messages`.
-pub fn refusals(messages: &[Message]) -> usize {
-    messages.iter().filter(|m| matches!(m, Message::Tool { content, .. } if content.starts_with(REFUSED))).count()
 }
 
 /// Judges `call`, given the signatures of the calls before it in the turn
@@ -159,11 +154,8 @@ mod tests {
     fn after_enough_refusals_the_run_stops() {
         let read = call("get_manuscript", json!({"section_id": "s1"}));
         let s = signature(&read);
-        let refused = |n: usize| -> Vec<Message> {
-            (0..n).map(|i| Message::tool(format!("r{i}"), format!("{REFUSED} earlier"))).collect()
-        };
         let earlier = vec![s.clone(), s.clone()];
-        assert!(matches!(judge(refusals(&refused(MAX_REFUSALS - 2)), &earlier, &read), Verdict::Refuse(_)));
-        assert!(matches!(judge(refusals(&refused(MAX_REFUSALS - 1)), &earlier, &read), Verdict::Stop(_)));
+        assert!(matches!(judge(MAX_REFUSALS - 2, &earlier, &read), Verdict::Refuse(_)));
+        assert!(matches!(judge(MAX_REFUSALS - 1, &earlier, &read), Verdict::Stop(_)));
     }
 }

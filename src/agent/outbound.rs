@@ -13,10 +13,13 @@
 //! * an address or a query (`web_search`): it carries text of the person's
 //!   project (a run of [`WINDOW`] characters found in a chapter, a plot item
 //!   or a project description), whatever its source;
-//! * a query: it is longer than [`MAX_QUERY_CHARS`].
+//! * a query: it is longer than [`MAX_QUERY_CHARS`];
+//! * data (a tool that sends its arguments to a third party): always, with
+//!   what it carries and, when it does, that it carries project text.
 //!
-//! What a call sends is the tool's own declaration ([`Tool::sends`]), not
-//! its name: a tool that reaches the network is covered by saying so.
+//! What a call sends is the tool's own declaration ([`Tool::sends`], an
+//! [`Outbound`]), not its name: a tool that reaches the network is covered
+//! by saying so.
 //!
 //! [`Tool::sends`]: crate::tools::Tool::sends
 //!
@@ -26,36 +29,25 @@
 //! configured on the proxy, so the model may word them itself. Calls that
 //! need approval anyway (settings) are not this module's business.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use crate::context::untrusted::is_fenced;
-use crate::llm::{Message, ToolCall};
-use crate::store::{Db, StoreError};
-use crate::tools::{Outbound, ToolRegistry};
+use crate::llm::Message;
+use crate::store::{ArtifactSnippet, Db, StoreError};
+use crate::tools::Outbound;
 
 /// Characters of project text that, found in a URL or query, count as a leak.
 pub const WINDOW: usize = 16;
 /// Longest search query an exposed run sends without asking.
 pub const MAX_QUERY_CHARS: usize = 200;
 
-/// A call held for the person's approval by this rule.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OutboundHold {
-    pub call_id: String,
-    /// Why, in words the review dialog shows.
-    pub reason: String,
-}
-
 /// Whether web material is in the conversation.
 pub fn exposed_by_messages(messages: &[Message]) -> bool {
     messages.iter().any(|m| matches!(m, Message::Tool { content, .. } if is_fenced(content)))
 }
 
-/// Whether an active artifact of the session holds web material.
-pub async fn exposed_by_artifacts(db: &Db, session: &str) -> Result<bool, StoreError> {
-    Ok(db.artifact_summaries(session, true).await?.iter().any(|s| is_fenced(&s.snippet)))
+/// Whether an artifact of these index entries (the session's active ones)
+/// holds web material.
+pub fn exposed_by_snippets(active: &[ArtifactSnippet]) -> bool {
+    active.iter().any(|s| is_fenced(&s.snippet))
 }
 
 /// What the person wrote in the conversation (addresses in it are theirs).
@@ -63,19 +55,13 @@ pub fn person_texts(messages: &[Message]) -> Vec<&str> {
     messages.iter().filter(|m| matches!(m, Message::User { .. })).map(Message::text).collect()
 }
 
-/// Why `call` must be approved in an exposed run, or `None`.
+/// Why a call that sends `sends` must be approved in an exposed run, or
+/// `None`.
 ///
 /// `links` are the URLs search results offered; `person` what the person
 /// wrote (see [`person_texts`]).
-pub async fn hold_reason(
-    tools: &ToolRegistry,
-    call: &ToolCall,
-    args: &Value,
-    person: &[&str],
-    links: &[String],
-    db: &Db,
-) -> Option<String> {
-    match tools.sends(call, args)? {
+pub async fn hold_reason(sends: Option<Outbound>, person: &[&str], links: &[String], db: &Db) -> Option<String> {
+    match sends? {
         Outbound::Address(url) => {
             let decoded = decode_url(&url);
             // The person reads what the address carries, not its %-escapes.
@@ -112,6 +98,14 @@ pub async fn hold_reason(
             carries_project_text(&query, db)
                 .await
                 .then(|| "This search query contains text from your project.".to_owned())
+        }
+        Outbound::Data { to, text } => {
+            let project =
+                if carries_project_text(&text, db).await { " It contains text from your project." } else { "" };
+            Some(format!(
+                "Web content is in this conversation, and this call sends its arguments, shown in full below, to \
+                 {to}.{project}"
+            ))
         }
     }
 }
@@ -227,48 +221,20 @@ mod tests {
         assert_eq!(host_of("https://user@evil.example:8080/x?y"), "evil.example:8080");
     }
 
-    /// The rule reads what a tool says it sends, not its name: a tool that
-    /// reaches the network is covered by declaring it.
+    /// The rule reads what a call says it sends, not the tool's name: a
+    /// tool that reaches the network is covered by declaring it.
     #[test]
-    fn any_tool_that_declares_an_address_is_held_for_addresses_nobody_gave() {
-        struct Feed;
-        #[async_trait::async_trait(?Send)]
-        impl crate::tools::Tool for Feed {
-            fn name(&self) -> &'static str {
-                "fetch_feed"
-            }
-            fn spec(&self) -> crate::llm::ToolSpec {
-                crate::llm::ToolSpec::function("fetch_feed", "", serde_json::json!({"type": "object"}))
-            }
-            fn read_only(&self) -> bool {
-                true
-            }
-            fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-                None
-            }
-            fn sends(&self, args: &Value) -> Option<Outbound> {
-                Some(Outbound::Address(crate::tools::text_arg(args, "feed")))
-            }
-            async fn call(
-                &self,
-                _: &Value,
-                _: &crate::tools::ToolContext,
-            ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
-                Ok(crate::tools::ToolOutput::text("ok"))
-            }
-        }
-        let mut tools = ToolRegistry::standard();
-        tools.register(std::rc::Rc::new(Feed));
+    fn any_call_that_declares_an_address_or_data_is_held() {
         let db = Db::new(std::rc::Rc::new(crate::store::MemoryBackend::new()));
-        let args = serde_json::json!({"feed": "https://evil.example/rss?d=1"});
-        let call = ToolCall::new("c1", "fetch_feed", &args);
-        let held = futures_executor::block_on(hold_reason(&tools, &call, &args, &[], &[], &db));
-        assert!(held.is_some_and(|r| r.contains("evil.example")));
-        let given = ["read https://evil.example/rss?d=1 please"];
-        assert_eq!(futures_executor::block_on(hold_reason(&tools, &call, &args, &given, &[], &db)), None);
-        // A tool that sends nothing is not this rule's business.
-        let time = ToolCall::new("c2", "current_time", &serde_json::json!({}));
-        assert_eq!(futures_executor::block_on(hold_reason(&tools, &time, &serde_json::json!({}), &[], &[], &db)), None);
+        let hold =
+            |sends: Option<Outbound>, person: &[&str]| futures_executor::block_on(hold_reason(sends, person, &[], &db));
+        let feed = || Some(Outbound::Address("https://evil.example/rss?d=1".into()));
+        assert!(hold(feed(), &[]).is_some_and(|r| r.contains("evil.example")));
+        assert_eq!(hold(feed(), &["read https://evil.example/rss?d=1 please"]), None, "the person gave it");
+        let data = Some(Outbound::Data { to: "the CRM".into(), text: "{\"note\": \"hello\"}".into() });
+        assert!(hold(data, &[]).is_some_and(|r| r.contains("the CRM")), "data to a third party always asks");
+        // A call that sends nothing is not this rule's business.
+        assert_eq!(hold(None, &[]), None);
     }
 
     #[test]

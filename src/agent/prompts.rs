@@ -1,6 +1,6 @@
 //! The agent's prompts (written for this project).
 
-use super::state::Strategy;
+use super::strategy::Strategy;
 
 pub const ROUTER: &str = "Classify the person's latest message for a writing assistant. Choose one strategy:\n\
 - \"chat_only\": greetings, small talk, thanks, or a short question you can answer from general knowledge without tools.\n\

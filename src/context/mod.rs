@@ -1,8 +1,10 @@
 //! Prompt assembly: what the model sees of the session besides the
 //! conversation (the artifact index with snippets, system status, answer
-//! rules), and how past turns are summarised.
+//! rules), how past turns are summarised, and how a set of files is fitted
+//! to a token budget.
 
 mod arguments;
+pub mod budget;
 mod snippets;
 pub mod untrusted;
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::state::GraphState;
+use crate::error::ErrorCode;
 
 /// The state of a thread after one step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,12 +43,23 @@ impl<S> Checkpoint<S> {
 /// Why a checkpointer failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CheckpointError {
-    /// The storage refused (quota, closed database, ...).
-    #[error("storage error: {0}")]
-    Storage(String),
+    /// The storage refused, with its code (`quota_exceeded`,
+    /// `reload_required`, `storage`, ...).
+    #[error("{message}")]
+    Storage { code: ErrorCode, message: String },
     /// A stored checkpoint could not be read back.
     #[error("unreadable checkpoint: {0}")]
     Codec(String),
+}
+
+impl CheckpointError {
+    /// The storage's code, or `codec`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            CheckpointError::Storage { code, .. } => *code,
+            CheckpointError::Codec(_) => ErrorCode::Codec,
+        }
+    }
 }
 
 /// Where checkpoints live. `?Send`: the browser's storage is single-threaded.

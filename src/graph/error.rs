@@ -1,5 +1,8 @@
 //! Errors of building and running graphs.
 
+use super::checkpoint::CheckpointError;
+use crate::error::ErrorCode;
+
 /// `Result` of the graph engine.
 pub type Result<T> = std::result::Result<T, GraphError>;
 
@@ -30,12 +33,13 @@ pub enum GraphError {
     /// The run took more steps than allowed.
     #[error("recursion limit of {limit} steps reached; the run kept cycling through {}", cycle.join(" -> "))]
     RecursionLimit { limit: usize, cycle: Vec<String> },
-    /// A node failed.
+    /// A node failed, with the node's own code.
     #[error("node {node:?} failed: {message}")]
-    Node { node: String, code: String, message: String },
-    /// The checkpointer failed.
+    Node { node: String, code: ErrorCode, message: String },
+    /// The checkpointer failed (with the storage's code: a full disk stays
+    /// `quota_exceeded`, another tab's upgrade `reload_required`).
     #[error("checkpoint storage failed: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[from] CheckpointError),
     /// Resume was asked of a thread with nothing to resume.
     #[error("thread {0:?} has no pending run to resume")]
     NothingToResume(String),
@@ -46,20 +50,20 @@ pub enum GraphError {
 
 impl GraphError {
     /// Stable machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             GraphError::UnknownNode { .. }
             | GraphError::DuplicateNode(_)
             | GraphError::NoEntry
             | GraphError::NoWayOut(_)
             | GraphError::SeveralWaysOut(_)
-            | GraphError::Unreachable(_) => "invalid_graph",
-            GraphError::UnknownRoute { .. } => "unknown_route",
-            GraphError::RecursionLimit { .. } => "recursion_limit",
-            GraphError::Node { .. } => "node_failed",
-            GraphError::Checkpoint(_) => "storage",
-            GraphError::NothingToResume(_) => "nothing_to_resume",
-            GraphError::NoSuchCheckpoint { .. } => "no_such_checkpoint",
+            | GraphError::Unreachable(_) => ErrorCode::InvalidGraph,
+            GraphError::UnknownRoute { .. } => ErrorCode::UnknownRoute,
+            GraphError::RecursionLimit { .. } => ErrorCode::RecursionLimit,
+            GraphError::Node { code, .. } => *code,
+            GraphError::Checkpoint(e) => e.code(),
+            GraphError::NothingToResume(_) => ErrorCode::NothingToResume,
+            GraphError::NoSuchCheckpoint { .. } => ErrorCode::NoSuchCheckpoint,
         }
     }
 }
@@ -72,12 +76,12 @@ pub enum NodeError {
     /// The run was cancelled while the node worked.
     Aborted,
     /// The node failed with a stable `code` and a message.
-    Failed { code: String, message: String },
+    Failed { code: ErrorCode, message: String },
 }
 
 impl NodeError {
     /// A failure with a code.
-    pub fn failed(code: impl Into<String>, message: impl Into<String>) -> NodeError {
-        NodeError::Failed { code: code.into(), message: message.into() }
+    pub fn failed(code: ErrorCode, message: impl Into<String>) -> NodeError {
+        NodeError::Failed { code, message: message.into() }
     }
 }

@@ -47,12 +47,23 @@ pub struct RunConfig<'a, S: GraphState> {
     pub cancel: CancelToken,
     pub checkpointer: Option<&'a dyn Checkpointer<S>>,
     pub events: Option<Listener<'a, S::Event>>,
+    /// Called on every state loaded from a checkpoint before the run goes
+    /// on (an application brings states written by its older versions up
+    /// to date here).
+    pub loaded: Option<&'a dyn Fn(&mut S)>,
 }
 
 impl<'a, S: GraphState> RunConfig<'a, S> {
     /// A run of `thread_id` with the defaults (no checkpointer, no events).
     pub fn new(thread_id: &'a str) -> RunConfig<'a, S> {
-        RunConfig { thread_id, recursion_limit: 25, cancel: CancelToken::new(), checkpointer: None, events: None }
+        RunConfig {
+            thread_id,
+            recursion_limit: 25,
+            cancel: CancelToken::new(),
+            checkpointer: None,
+            events: None,
+            loaded: None,
+        }
     }
 }
 
@@ -143,11 +154,16 @@ impl<S: GraphState> CompiledGraph<S> {
     /// (the latest checkpoint's, or the default state for a new thread).
     pub async fn invoke(&self, input: S::Update, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
         let latest = match config.checkpointer {
-            Some(cp) => cp.latest(config.thread_id).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?,
+            Some(cp) => cp.latest(config.thread_id).await?,
             None => None,
         };
         let (mut state, position) = match latest {
-            Some(c) => (c.state, Position { step: c.step + 1, parent: Some(c.id) }),
+            Some(mut c) => {
+                if let Some(loaded) = config.loaded {
+                    loaded(&mut c.state);
+                }
+                (c.state, Position { step: c.step + 1, parent: Some(c.id) })
+            }
             None => (S::default(), Position { step: 0, parent: None }),
         };
         state.apply(input);
@@ -159,11 +175,13 @@ impl<S: GraphState> CompiledGraph<S> {
     /// node it stopped at; `value` answers a pending interrupt.
     pub async fn resume(&self, value: Option<Value>, config: &RunConfig<'_, S>) -> Result<RunOutcome<S>> {
         let cp = config.checkpointer.ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
-        let latest = cp
+        let mut latest = cp
             .latest(config.thread_id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
+        if let Some(loaded) = config.loaded {
+            loaded(&mut latest.state);
+        }
         let next = latest.next.as_deref().ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let index = self.index_of(next).ok_or_else(|| GraphError::NothingToResume(config.thread_id.to_owned()))?;
         let position = Position { step: latest.step + 1, parent: Some(latest.id) };
@@ -193,7 +211,7 @@ impl<S: GraphState> CompiledGraph<S> {
             interrupt,
             created_at: platform::now_ms(),
         };
-        cp.put(checkpoint).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        cp.put(checkpoint).await?;
         position.step += 1;
         Ok(Some(id))
     }
@@ -209,7 +227,7 @@ impl<S: GraphState> CompiledGraph<S> {
         let outcome = self.drive_steps(state, next, position, resume, config).await;
         // Whatever the outcome, the run's checkpoints are durable before it returns.
         let flushed = match config.checkpointer {
-            Some(cp) => cp.flush().await.map_err(|e| GraphError::Checkpoint(e.to_string())),
+            Some(cp) => cp.flush().await,
             None => Ok(()),
         };
         let outcome = outcome?;
@@ -291,15 +309,14 @@ impl<S: GraphState> CompiledGraph<S> {
 
     /// The thread's checkpoints, newest first.
     pub async fn history(&self, checkpointer: &dyn Checkpointer<S>, thread: &str) -> Result<Vec<Checkpoint<S>>> {
-        checkpointer.history(thread).await.map_err(|e| GraphError::Checkpoint(e.to_string()))
+        Ok(checkpointer.history(thread).await?)
     }
 
     /// The state at one checkpoint.
     pub async fn state_at(&self, checkpointer: &dyn Checkpointer<S>, thread: &str, id: &str) -> Result<S> {
         checkpointer
             .get(thread, id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .map(|c| c.state)
             .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })
     }
@@ -315,8 +332,7 @@ impl<S: GraphState> CompiledGraph<S> {
     ) -> Result<Checkpoint<S>> {
         let source = checkpointer
             .get(thread, id)
-            .await
-            .map_err(|e| GraphError::Checkpoint(e.to_string()))?
+            .await?
             .ok_or_else(|| GraphError::NoSuchCheckpoint { thread: thread.to_owned(), id: id.to_owned() })?;
         let forked = Checkpoint {
             thread_id: into.to_owned(),
@@ -324,7 +340,7 @@ impl<S: GraphState> CompiledGraph<S> {
             created_at: platform::now_ms(),
             ..source
         };
-        checkpointer.put(forked.clone()).await.map_err(|e| GraphError::Checkpoint(e.to_string()))?;
+        checkpointer.put(forked.clone()).await?;
         Ok(forked)
     }
 }

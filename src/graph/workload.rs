@@ -59,8 +59,8 @@ struct Tools;
 impl Node<BenchState> for Router {
     async fn run(&self, state: &BenchState, _: &mut NodeContext<'_, ()>) -> Result<BenchUpdate, NodeError> {
         let reply = router_model(&state.messages).await;
-        let parsed: serde_json::Value =
-            serde_json::from_str(reply.text()).map_err(|e| NodeError::failed("parse", e.to_string()))?;
+        let parsed: serde_json::Value = serde_json::from_str(reply.text())
+            .map_err(|e| NodeError::failed(crate::error::ErrorCode::Parse, e.to_string()))?;
         let strategy = parsed["strategy"].as_str().unwrap_or_default().to_owned();
         Ok(BenchUpdate { phase: Some(strategy), ..Default::default() })
     }
@@ -78,11 +78,14 @@ impl Node<BenchState> for Agent {
 #[async_trait(?Send)]
 impl Node<BenchState> for Tools {
     async fn run(&self, state: &BenchState, _: &mut NodeContext<'_, ()>) -> Result<BenchUpdate, NodeError> {
-        let last = state.messages.last().ok_or_else(|| NodeError::failed("state", "no messages"))?;
+        let last = state
+            .messages
+            .last()
+            .ok_or_else(|| NodeError::failed(crate::error::ErrorCode::InvalidState, "no messages"))?;
         let mut out = Vec::with_capacity(last.tool_calls().len());
         for call in last.tool_calls() {
             let args: serde_json::Value = serde_json::from_str(&call.function.arguments)
-                .map_err(|e| NodeError::failed("parse", e.to_string()))?;
+                .map_err(|e| NodeError::failed(crate::error::ErrorCode::Parse, e.to_string()))?;
             out.push(Message::tool(call.id.clone(), lookup(args["q"].as_str().unwrap_or_default())));
         }
         Ok(BenchUpdate { messages: out, ..Default::default() })

@@ -59,8 +59,10 @@ impl<S> StoreCheckpointer<S> {
 
 type InFlight = Pin<Box<dyn Future<Output = Result<(), super::StoreError>>>>;
 
+/// A storage failure keeps its code: a full disk is `quota_exceeded` and
+/// another tab's upgrade `reload_required` all the way to `agent.send`.
 fn storage(e: super::StoreError) -> CheckpointError {
-    CheckpointError::Storage(e.to_string())
+    CheckpointError::Storage { code: e.code(), message: e.to_string() }
 }
 
 impl<S: GraphState> StoreCheckpointer<S> {

@@ -1,5 +1,7 @@
 //! Storage errors, typed so callers can tell a full disk from a refusal.
 
+use crate::error::ErrorCode;
+
 /// `Result` of the storage layer.
 pub type Result<T> = std::result::Result<T, StoreError>;
 
@@ -56,19 +58,19 @@ pub enum StoreError {
 
 impl StoreError {
     /// Stable machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            StoreError::QuotaExceeded(_) => "quota_exceeded",
-            StoreError::NotFound { .. } => "not_found",
-            StoreError::Ambiguous { .. } => "ambiguous",
-            StoreError::Lifecycle { .. } => "lifecycle",
-            StoreError::Edit(_) => "edit_failed",
-            StoreError::Codec { .. } => "codec",
-            StoreError::Invalid { .. } => "invalid_argument",
-            StoreError::Conflict { .. } => "conflict",
-            StoreError::ReloadRequired => "reload_required",
-            StoreError::Blocked => "blocked",
-            StoreError::Backend(_) => "storage",
+            StoreError::QuotaExceeded(_) => ErrorCode::QuotaExceeded,
+            StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::Ambiguous { .. } => ErrorCode::Ambiguous,
+            StoreError::Lifecycle { .. } => ErrorCode::Lifecycle,
+            StoreError::Edit(_) => ErrorCode::EditFailed,
+            StoreError::Codec { .. } => ErrorCode::Codec,
+            StoreError::Invalid { .. } => ErrorCode::InvalidArgument,
+            StoreError::Conflict { .. } => ErrorCode::Conflict,
+            StoreError::ReloadRequired => ErrorCode::ReloadRequired,
+            StoreError::Blocked => ErrorCode::Blocked,
+            StoreError::Backend(_) => ErrorCode::Storage,
         }
     }
 }

@@ -27,6 +27,8 @@ pub mod stores {
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.
     pub const INDEX_STALE: &str = "artifactIndexStale";
+    /// Each searched record's word segmentation, checked against its text, schema v9.
+    pub const SEGMENTS: &str = "searchSegments";
 }
 
 /// What kind of material an artifact holds.

@@ -3,20 +3,26 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, string_arg, Subject, Tool, ToolError, ToolOutput, Touch};
+use super::{About, AnyTool, NoArgs, Subject, ToolOutput, Touch};
 use crate::store::{ArtifactType, Lifecycle, Origin};
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![Rc::new(CreateArtifact), Rc::new(GetArtifact), Rc::new(ListArtifacts), Rc::new(DeleteArtifact)]
 }
 
-#[derive(Deserialize)]
-struct RefArgs {
-    #[serde(alias = "artifact_id", alias = "title")]
+/// An artifact by id, id prefix or title (`id`, or `artifact_id`, `title`).
+pub struct RefArgs {
     id: String,
+}
+
+const REF: &[&str] = &["id", "artifact_id", "title"];
+
+pub struct CreateArgs {
+    title: String,
+    content: String,
+    lifecycle: Lifecycle,
 }
 
 tool! {
@@ -35,18 +41,18 @@ tool! {
                 "required": ["title", "content"]
             }"#,
         ),
-        read_only: false,
-        approval: false,
-        persists: None,
-        call: |args, ctx| {
-            #[derive(Deserialize)]
-            struct A { title: String, content: String, #[serde(default)] lifecycle: Lifecycle }
-            let a: A = parse_args("create_artifact", args)?;
-            if a.title.trim().is_empty() {
-                return Err(ToolError::InvalidArguments { tool: "create_artifact".into(), message: "`title` is empty".into() });
+        about: About { bulk: &["content"], ..About::WRITE },
+        args: CreateArgs,
+        parse: |f| {
+            let title = f.text(&["title"])?;
+            if title.trim().is_empty() {
+                return Err(f.invalid("`title` is empty"));
             }
+            Ok(CreateArgs { title, content: f.text(&["content"])?, lifecycle: f.value("lifecycle")?.unwrap_or_default() })
+        },
+        call: |a, ctx| {
             let created = ctx.db.create_artifact(&ctx.session_id, ArtifactType::Text, a.title.trim(), &a.content, a.lifecycle, Origin::Agent).await?;
-            Ok(ToolOutput::text(format!("Created artifact {} ({}).", created.id, created.title)))
+            Ok(ToolOutput::text(format!("Created artifact {} ({}).", created.id, created.title)).about_artifact(created.id))
         }
     }
 }
@@ -57,15 +63,13 @@ tool! {
         name: "get_artifact",
         description: "Read the full content of an artifact (by id, id prefix or title).",
         parameters: crate::tools::one_string("id"),
-        read_only: true,
-        approval: false,
-        heavy: true,
-        touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Reads(Subject::Artifact(id))),
-        persists: None,
-        call: |args, ctx| {
-            let a: RefArgs = parse_args("get_artifact", args)?;
+        about: About { heavy: true, ..About::READ },
+        args: RefArgs,
+        parse: |f| Ok(RefArgs { id: f.text(REF)? }),
+        touches: |a| Some(Touch::Reads(Subject::Artifact(a.id.trim().to_owned()))),
+        call: |a, ctx| {
             let art = ctx.db.resolve_artifact(&ctx.session_id, &a.id).await?;
-            Ok(ToolOutput::text(format!("# {} [{}]\n\n{}", art.title, art.id, art.content)))
+            Ok(ToolOutput::text(format!("# {} [{}]\n\n{}", art.title, art.id, art.content)).about_artifact(art.id))
         }
     }
 }
@@ -76,9 +80,9 @@ tool! {
         name: "list_artifacts",
         description: "List this session's artifacts (id, title, type, whether active, length).",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: None,
+        about: About::READ,
+        args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let list: Vec<_> = ctx.db.artifacts(&ctx.session_id).await?.into_iter()
                 .map(|a| json!({ "id": a.id, "title": a.title, "type": a.kind, "isActive": a.is_active, "characters": a.content.chars().count(), "lifecycle": a.lifecycle }))
@@ -94,12 +98,11 @@ tool! {
         name: "delete_artifact",
         description: "Delete an artifact from the session (static ones cannot be deleted by you).",
         parameters: crate::tools::one_string("id"),
-        read_only: false,
-        approval: true,
-        touches: |a| string_arg(a, &["id", "artifact_id", "title"]).map(|id| Touch::Writes(Subject::Artifact(id))),
-        persists: None,
-        call: |args, ctx| {
-            let a: RefArgs = parse_args("delete_artifact", args)?;
+        about: About { approval: true, ..About::WRITE },
+        args: RefArgs,
+        parse: |f| Ok(RefArgs { id: f.text(REF)? }),
+        touches: |a| Some(Touch::Writes(Subject::Artifact(a.id.trim().to_owned()))),
+        call: |a, ctx| {
             let gone = ctx.db.agent_delete_artifact(&ctx.session_id, &a.id).await?;
             Ok(ToolOutput::text(format!("Deleted artifact {} ({}).", gone.id, gone.title)))
         }

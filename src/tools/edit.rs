@@ -9,10 +9,10 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::{parse_args, Tool, ToolContext, ToolError, ToolGroup, ToolOutput};
+use super::{About, AnyTool, Subject, Tool, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
+use crate::error::ErrorCode;
 use crate::llm::{ChatRequest, LlmError, Message};
 use crate::store::{check_lifecycle, Origin, Receipt};
 
@@ -61,39 +61,36 @@ pub struct EditPlan {
     pub diff: String,
 }
 
-#[derive(Deserialize)]
-struct EditArgs {
-    #[serde(alias = "section_id", alias = "artifact_id", alias = "target")]
+/// The arguments of the four edit tools.
+pub struct EditArgs {
+    /// `id`, or `section_id`, `artifact_id`, `target`.
     id: String,
-    #[serde(default)]
     edits: Option<Vec<Edit>>,
-    #[serde(default)]
     search_replace: Option<String>,
-    #[serde(default)]
     instruction: Option<String>,
-    #[serde(default)]
     content: Option<String>,
 }
 
 /// What an edit tool works on and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EditKind {
+struct EditKind {
     /// A manuscript section (else a session artifact).
-    pub section: bool,
+    section: bool,
     /// The call gives the whole new text (else edits, blocks or an instruction).
-    pub replace: bool,
+    replace: bool,
 }
 
 /// One of the four edit tools (`edit_`/`update_` × `manuscript`/`artifact`):
-/// each plans through [`plan`] and writes exactly the plan.
+/// each previews its call as a plan (a diff for the review) and writes
+/// exactly the plan.
 pub struct EditTool {
     name: &'static str,
     description: &'static str,
     kind: EditKind,
 }
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
-    let tool = |name, description, section, replace| -> Rc<dyn Tool> {
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
+    let tool = |name, description, section, replace| -> Rc<dyn AnyTool> {
         Rc::new(EditTool { name, description, kind: EditKind { section, replace } })
     };
     vec![
@@ -144,7 +141,8 @@ const REPLACE_SCHEMA: &str = r#"{
 
 #[async_trait(?Send)]
 impl Tool for EditTool {
-    fn name(&self) -> &'static str {
+    type Args = EditArgs;
+    fn name(&self) -> &str {
         self.name
     }
     fn spec(&self) -> crate::llm::ToolSpec {
@@ -152,40 +150,50 @@ impl Tool for EditTool {
         let text = if self.kind.replace { REPLACE_SCHEMA } else { EDITS_SCHEMA };
         crate::llm::ToolSpec::function(self.name, self.description, super::schema(&text.replace("$id", id)))
     }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn needs_approval_by_default(&self) -> bool {
-        true
-    }
-    fn group(&self) -> ToolGroup {
-        if self.kind.section {
-            ToolGroup::Manuscript
+    fn about(&self) -> About {
+        let (group, toolsets) = if self.kind.section {
+            (ToolGroup::Manuscript, Toolsets::WRITING)
         } else {
-            ToolGroup::General
+            (ToolGroup::General, Toolsets::ALL)
+        };
+        About { approval: true, group, toolsets, bulk: &["content", "edits", "search_replace"], ..About::WRITE }
+    }
+    fn parse(&self, args: &serde_json::Value) -> Result<EditArgs, ToolError> {
+        let f = super::Fields::of(self.name, args)?;
+        let args = EditArgs {
+            id: f.text(&["id", "section_id", "artifact_id", "target"])?,
+            edits: f.value("edits")?,
+            search_replace: f.opt_text(&["search_replace"])?,
+            instruction: f.opt_text(&["instruction"])?,
+            content: f.opt_text(&["content"])?,
+        };
+        if self.kind.replace && args.content.is_none() {
+            return Err(f.invalid("`content` (the full new text) is required"));
         }
+        Ok(args)
     }
-    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-        None
+    fn touches(&self, args: &EditArgs) -> Option<super::Touch> {
+        let id = args.id.trim().to_owned();
+        Some(super::Touch::Writes(if self.kind.section { Subject::Section(id) } else { Subject::Artifact(id) }))
     }
-    fn edit_kind(&self) -> Option<EditKind> {
-        Some(self.kind)
+    fn preview<'a>(&'a self, args: &'a EditArgs, ctx: &'a ToolContext<'_>) -> Option<super::Pinned<'a, EditPlan>> {
+        Some(Box::pin(plan(self.name, self.kind, args, ctx)))
     }
-    fn touches(&self, args: &Value) -> Option<super::Touch> {
-        let id = super::string_arg(args, &["id", "section_id", "artifact_id", "target"])?;
-        Some(super::Touch::Writes(if self.kind.section {
-            super::Subject::Section(id)
-        } else {
-            super::Subject::Artifact(id)
-        }))
-    }
-    async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: &EditArgs, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
         let plan = plan(self.name, self.kind, args, ctx).await?;
-        Ok(ToolOutput::text(plan.apply(ctx, self.name, None).await?))
+        let message = plan.apply(ctx, self.name, None).await?;
+        Ok(match &plan.target {
+            EditTarget::Artifact { id, .. } => ToolOutput::text(message).about_artifact(id.clone()),
+            EditTarget::Section { .. } => ToolOutput::text(message),
+        })
     }
 }
 
-async fn target_text(kind: EditKind, args: &EditArgs, ctx: &ToolContext) -> Result<(EditTarget, String), ToolError> {
+async fn target_text(
+    kind: EditKind,
+    args: &EditArgs,
+    ctx: &ToolContext<'_>,
+) -> Result<(EditTarget, String), ToolError> {
     if kind.section {
         let section = ctx.db.section(&args.id).await?;
         Ok((EditTarget::Section { id: section.id.clone(), title: section.title.clone() }, section.content))
@@ -193,30 +201,25 @@ async fn target_text(kind: EditKind, args: &EditArgs, ctx: &ToolContext) -> Resu
         let artifact = ctx.db.resolve_artifact(&ctx.session_id, &args.id).await?;
         check_lifecycle(&artifact, &artifact.content).map_err(ToolError::from)?;
         if artifact.lifecycle == crate::store::Lifecycle::Static {
-            return Err(ToolError::failed("lifecycle", format!("artifact {} is static (read-only)", artifact.id)));
+            return Err(ToolError::failed(
+                ErrorCode::Lifecycle,
+                format!("artifact {} is static (read-only)", artifact.id),
+            ));
         }
         Ok((EditTarget::Artifact { id: artifact.id.clone(), title: artifact.title.clone() }, artifact.content))
     }
 }
 
 /// Works out the call of edit tool `tool` without writing.
-pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
-    let parsed: EditArgs = parse_args(tool, args)?;
-    let (target, before) = target_text(kind, &parsed, ctx).await?;
+async fn plan(tool: &str, kind: EditKind, args: &EditArgs, ctx: &ToolContext<'_>) -> Result<EditPlan, ToolError> {
+    let (target, before) = target_text(kind, args, ctx).await?;
     let (path, edits, after) = if kind.replace {
-        let content = parsed.content.clone().ok_or_else(|| ToolError::InvalidArguments {
-            tool: tool.into(),
-            message: "`content` (the full new text) is required".into(),
-        })?;
-        ("replace".to_owned(), Vec::new(), content)
+        ("replace".to_owned(), Vec::new(), args.content.clone().unwrap_or_default())
     } else {
         let (path, edits) =
-            match (&parsed.edits, &parsed.search_replace, &parsed.instruction) {
+            match (&args.edits, &args.search_replace, &args.instruction) {
                 (Some(edits), _, _) if !edits.is_empty() => ("edits".to_owned(), edits.clone()),
-                (_, Some(blocks), _) => (
-                    "search_replace".to_owned(),
-                    parse_search_replace(blocks).map_err(|e| ToolError::failed(e.code(), e.to_string()))?,
-                ),
+                (_, Some(blocks), _) => ("search_replace".to_owned(), parse_search_replace(blocks)?),
                 (_, _, Some(instruction)) => ask_editor(&before, instruction, ctx).await?,
                 _ => return Err(ToolError::InvalidArguments {
                     tool: tool.into(),
@@ -226,7 +229,7 @@ pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -
                 }),
             };
         if edits.is_empty() {
-            return Err(ToolError::failed("parse", "no edit was given"));
+            return Err(ToolError::failed(ErrorCode::Parse, "no edit was given"));
         }
         let applied = adit::apply_edits(&before, &edits).map_err(|e| {
             ToolError::failed(e.code(), format!("{e}. Nothing was changed; fix this edit and call the tool again."))
@@ -243,7 +246,11 @@ pub async fn plan(tool: &str, kind: EditKind, args: &Value, ctx: &ToolContext) -
 /// Asks the editor model for edits implementing `instruction`: structured
 /// output first; SEARCH/REPLACE blocks when the upstream refuses the schema
 /// or answers something that is not valid edits JSON.
-async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Result<(String, Vec<Edit>), ToolError> {
+async fn ask_editor(
+    document: &str,
+    instruction: &str,
+    ctx: &ToolContext<'_>,
+) -> Result<(String, Vec<Edit>), ToolError> {
     let base = vec![
         Message::system(
             "You edit a document by exact search/replace pairs. Each search must copy the document's text exactly, \
@@ -251,10 +258,9 @@ async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Res
         ),
         Message::user(format!("Document:\n<<<\n{document}\n>>>\n\nInstruction: {instruction}")),
     ];
-    let mut structured = ChatRequest::new(ctx.editor_model.clone(), base.clone());
+    let mut structured = ChatRequest::new(ctx.main_model.clone(), base.clone());
     structured.response_format = Some(edits_response_format());
-    let failed = |e: LlmError| ToolError::failed(e.code(), e.to_string());
-    match ctx.editor.chat(structured, &mut |_| {}, &ctx.cancel).await {
+    match ctx.model.chat(structured, &mut |_| {}, &ctx.cancel).await {
         Ok(outcome) => {
             if let Ok(edits) = parse_edits_json(outcome.message.text()) {
                 return Ok(("instruction/structured".into(), edits));
@@ -265,31 +271,32 @@ async fn ask_editor(document: &str, instruction: &str, ctx: &ToolContext) -> Res
             | LlmError::BadRequest { status: 400, .. }
             | LlmError::MalformedResponse(_),
         ) => {}
-        Err(other) => return Err(failed(other)),
+        Err(other) => return Err(other.into()),
     }
     let mut messages = base;
     crate::llm::add_user_text(
         &mut messages,
         "Answer only with SEARCH/REPLACE blocks:\n<<<<<<< SEARCH\nexact lines from the document\n=======\nthe new lines\n>>>>>>> REPLACE",
     );
-    let outcome = ctx
-        .editor
-        .chat(ChatRequest::new(ctx.editor_model.clone(), messages), &mut |_| {}, &ctx.cancel)
-        .await
-        .map_err(failed)?;
-    let edits = parse_search_replace(outcome.message.text()).map_err(|e| ToolError::failed(e.code(), e.to_string()))?;
+    let outcome = ctx.model.chat(ChatRequest::new(ctx.main_model.clone(), messages), &mut |_| {}, &ctx.cancel).await?;
+    let edits = parse_search_replace(outcome.message.text())?;
     Ok(("instruction/search_replace".into(), edits))
 }
 
 impl EditPlan {
     /// Writes the planned change (with a revision). If the text changed since
     /// the plan was made, the same edits are applied to the current text.
-    /// With a `receipt`, the change and the receipt (carrying the returned
-    /// message) land in one atomic batch: either both or neither.
-    pub async fn apply(&self, ctx: &ToolContext, reason: &str, receipt: Option<Receipt>) -> Result<String, ToolError> {
+    /// With `receipt` (the call's receipt for the returned message), the
+    /// change and the receipt land in one atomic batch: both or neither.
+    pub async fn apply(
+        &self,
+        ctx: &ToolContext<'_>,
+        reason: &str,
+        receipt: Option<&dyn Fn(&str) -> Receipt>,
+    ) -> Result<String, ToolError> {
         let with = |message: &str| -> Result<Vec<crate::store::Write>, ToolError> {
-            match &receipt {
-                Some(r) => Ok(vec![Receipt { content: message.to_owned(), ..r.clone() }.write()?]),
+            match receipt {
+                Some(receipt) => Ok(vec![receipt(message).write()?]),
                 None => Ok(Vec::new()),
             }
         };
@@ -331,11 +338,14 @@ impl EditPlan {
             return Ok(self.after.clone());
         }
         if self.edits.is_empty() {
-            return Err(ToolError::failed("conflict", "the text changed since the review; nothing was written"));
+            return Err(ToolError::failed(
+                ErrorCode::Conflict,
+                "the text changed since the review; nothing was written",
+            ));
         }
         adit::apply_edits(current, &self.edits).map(|a| a.text).map_err(|e| {
             ToolError::failed(
-                "conflict",
+                ErrorCode::Conflict,
                 format!("the text changed since the review and the edit no longer applies: {e}"),
             )
         })
@@ -348,7 +358,7 @@ impl EditPlan {
 fn saved_meanwhile(e: crate::store::StoreError) -> ToolError {
     match e {
         crate::store::StoreError::Conflict { .. } => ToolError::failed(
-            "conflict",
+            ErrorCode::Conflict,
             "the text was saved elsewhere (the person, another tab) while this edit was being written; nothing was \
              written: read it again and make the edit on the current text",
         ),

@@ -2,13 +2,15 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, Tool, ToolError, ToolOutput};
+use super::{About, AnyTool, NoArgs, ToolOutput};
 use crate::store::ArtifactType;
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
+/// A read of long-term memories, kept as a `text` artifact.
+const MEMORY_READ: About = About { persists: Some(ArtifactType::Text), ..About::READ };
+
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![Rc::new(ListMemoryDates), Rc::new(ReadMemoriesByDate)]
 }
 
@@ -26,9 +28,9 @@ tool! {
         name: "list_memory_dates",
         description: "List the dates (YYYY-MM-DD) on which long-term memories were stored. Use it before read_memories_by_date when the person refers to an earlier conversation.",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: Some(ArtifactType::Text),
+        about: MEMORY_READ,
+        args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let dates = ctx.db.memory_dates().await?;
             Ok(ToolOutput::json(&dates).titled("Memory dates"))
@@ -36,12 +38,15 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
-struct RangeArgs {
-    #[serde(alias = "date")]
+pub struct RangeArgs {
     start_date: String,
-    #[serde(default)]
     end_date: Option<String>,
+}
+
+impl RangeArgs {
+    fn end(&self) -> &str {
+        self.end_date.as_deref().unwrap_or(&self.start_date)
+    }
 }
 
 tool! {
@@ -59,19 +64,21 @@ tool! {
                 "required": ["start_date"]
             }"#,
         ),
-        read_only: true,
-        approval: false,
-        persists: Some(ArtifactType::Text),
-        call: |args, ctx| {
-            let a: RangeArgs = parse_args("read_memories_by_date", args)?;
-            let end = a.end_date.clone().unwrap_or_else(|| a.start_date.clone());
-            if !is_date(&a.start_date) || !is_date(&end) {
-                return Err(ToolError::InvalidArguments { tool: "read_memories_by_date".into(), message: "dates must be YYYY-MM-DD".into() });
+        about: MEMORY_READ,
+        args: RangeArgs,
+        parse: |f| {
+            let a = RangeArgs { start_date: f.text(&["start_date", "date"])?, end_date: f.opt_text(&["end_date"])? };
+            if !is_date(&a.start_date) || !is_date(a.end()) {
+                Err(f.invalid("dates must be YYYY-MM-DD"))
+            } else if a.end() < a.start_date.as_str() {
+                Err(f.invalid("end_date is before start_date"))
+            } else {
+                Ok(a)
             }
-            if end < a.start_date {
-                return Err(ToolError::InvalidArguments { tool: "read_memories_by_date".into(), message: "end_date is before start_date".into() });
-            }
-            let memories = ctx.db.memories_between(&a.start_date, &end).await?;
+        },
+        call: |a, ctx| {
+            let end = a.end();
+            let memories = ctx.db.memories_between(&a.start_date, end).await?;
             let list: Vec<_> = memories.iter().map(|m| json!({ "date": m.date, "summary": m.summary, "tags": m.tags })).collect();
             let title = if end == a.start_date { format!("Memories: {}", a.start_date) } else { format!("Memories: {} to {end}", a.start_date) };
             Ok(ToolOutput::json(&list).titled(title))

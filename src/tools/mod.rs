@@ -1,9 +1,16 @@
-//! The agent's tools: each has a JSON Schema for its arguments, a clear
-//! error for bad arguments (returned to the model, never a crash), whether
-//! it only reads, whether it needs the person's approval by default, and
-//! whether its result is kept as a session artifact.
+//! The agent's tools, on an open registry.
+//!
+//! A tool implements [`Tool`]: its name and spec (JSON Schema of the
+//! arguments), what it is ([`About`]: read-only, approval by default, the
+//! toolsets it belongs to, whether its results are kept as artifacts...),
+//! and what a call with its own typed `Args` reads or writes, sends out,
+//! shows in the stream or previews for a review. The registry holds tools
+//! by their runtime names ([`AnyTool`]); a model's call is bound once to its
+//! tool and parsed arguments ([`Bound`]) and passed around as that. Built-in
+//! tools, the agent's `delegate`, and later tools defined in JavaScript or
+//! by an MCP server are the same kind of thing: one implementation each.
 
-/// Declares a tool: a unit struct and its [`Tool`] impl.
+/// Declares a built-in tool: a unit struct and its [`Tool`] impl.
 macro_rules! tool {
     (
         $(#[$meta:meta])*
@@ -11,14 +18,11 @@ macro_rules! tool {
             name: $name:expr,
             description: $desc:expr,
             parameters: $params:expr,
-            read_only: $ro:expr,
-            approval: $approval:expr,
-            $(group: $group:expr,)?
-            $(heavy: $heavy:expr,)?
-            $(merges_queries: $merges:expr,)?
-            $(sends: |$sargs:ident| $sends:expr,)?
+            about: $about:expr,
+            args: $args_ty:ty,
+            parse: |$f:ident| $parse:expr,
             $(touches: |$targs:ident| $touches:expr,)?
-            persists: $persists:expr,
+            $(sends: |$sargs:ident| $sends:expr,)?
             call: |$args:ident, $ctx:ident| $body:block
         }
     ) => {
@@ -27,43 +31,30 @@ macro_rules! tool {
 
         #[async_trait::async_trait(?Send)]
         impl $crate::tools::Tool for $ty {
-            fn name(&self) -> &'static str {
+            type Args = $args_ty;
+            fn name(&self) -> &str {
                 $name
             }
             fn spec(&self) -> $crate::llm::ToolSpec {
                 $crate::llm::ToolSpec::function($name, $desc, $params)
             }
-            fn read_only(&self) -> bool {
-                $ro
+            fn about(&self) -> $crate::tools::About {
+                $about
             }
-            fn needs_approval_by_default(&self) -> bool {
-                $approval
+            fn parse(&self, args: &serde_json::Value) -> Result<$args_ty, $crate::tools::ToolError> {
+                let $f = $crate::tools::Fields::of($name, args)?;
+                $parse
             }
-            fn group(&self) -> $crate::tools::ToolGroup {
-                #[allow(unused_variables)]
-                let group = $crate::tools::ToolGroup::General;
-                $(let group = $group;)?
-                group
-            }
-            fn persists_as(&self) -> Option<$crate::store::ArtifactType> {
-                $persists
-            }
-            $(fn heavy_result(&self) -> bool {
-                $heavy
-            })?
-            $(fn merges_queries(&self) -> bool {
-                $merges
-            })?
-            $(fn sends(&self, $sargs: &serde_json::Value) -> Option<$crate::tools::Outbound> {
-                $sends
-            })?
-            $(fn touches(&self, $targs: &serde_json::Value) -> Option<$crate::tools::Touch> {
+            $(fn touches(&self, $targs: &$args_ty) -> Option<$crate::tools::Touch> {
                 $touches
+            })?
+            $(fn sends(&self, $sargs: &$args_ty) -> Option<$crate::tools::Outbound> {
+                $sends
             })?
             async fn call(
                 &self,
-                $args: &serde_json::Value,
-                $ctx: &$crate::tools::ToolContext,
+                $args: &$args_ty,
+                $ctx: &$crate::tools::ToolContext<'_>,
             ) -> Result<$crate::tools::ToolOutput, $crate::tools::ToolError> $body
         }
     };
@@ -88,28 +79,36 @@ pub(crate) fn no_arguments() -> serde_json::Value {
 
 mod artifact;
 pub mod edit;
+mod fields;
 mod memory;
 mod project;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod proxy_web;
+mod record;
 mod utility;
 mod web;
 
+use std::any::Any;
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use edit::{EditKind, EditPlan, EditTarget};
+pub use edit::{EditPlan, EditTarget};
+pub use fields::Fields;
+pub(crate) use project::outline;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_web::ProxyWeb;
+pub use record::{CallRecord, NotRun, Outcome};
 pub use utility::describe_time;
-pub use web::{ScriptedWeb, SearchResult, WebPage, WebTools};
+#[cfg(any(test, feature = "testing"))]
+pub use web::ScriptedWeb;
+pub use web::{SearchResult, WebPage, WebTools};
 
 use crate::cancel::CancelToken;
-use crate::llm::{ChatModel, ToolSpec};
+use crate::error::ErrorCode;
+use crate::llm::{ChatModel, ToolCall, ToolSpec};
 use crate::store::{ArtifactType, Db};
 
 /// Why a tool call failed; the message goes back to the model.
@@ -118,21 +117,21 @@ pub enum ToolError {
     /// The arguments do not match the tool's schema.
     #[error("invalid arguments for {tool}: {message}")]
     InvalidArguments { tool: String, message: String },
-    /// The tool ran and failed.
+    /// The tool ran (or could not start) and failed.
     #[error("{message}")]
-    Failed { code: String, message: String },
+    Failed { code: ErrorCode, message: String },
 }
 
 impl ToolError {
-    pub fn failed(code: &str, message: impl Into<String>) -> ToolError {
-        ToolError::Failed { code: code.to_owned(), message: message.into() }
+    pub fn failed(code: ErrorCode, message: impl Into<String>) -> ToolError {
+        ToolError::Failed { code, message: message.into() }
     }
 
     /// Stable machine-readable code.
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ToolError::InvalidArguments { .. } => "invalid_arguments",
-            ToolError::Failed { code, .. } => code,
+            ToolError::InvalidArguments { .. } => ErrorCode::InvalidArgument,
+            ToolError::Failed { code, .. } => *code,
         }
     }
 }
@@ -143,12 +142,20 @@ impl From<crate::store::StoreError> for ToolError {
     }
 }
 
-/// Reads a tool's arguments into `T`, or explains what is wrong.
-pub fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
-    let args = if args.is_null() { Value::Object(Default::default()) } else { args.clone() };
-    crate::json::from_value(args)
-        .map_err(|e| ToolError::InvalidArguments { tool: tool.to_owned(), message: e.to_string() })
+impl From<crate::llm::LlmError> for ToolError {
+    fn from(e: crate::llm::LlmError) -> ToolError {
+        ToolError::failed(e.code(), e.to_string())
+    }
 }
+
+impl From<crate::adit::AditError> for ToolError {
+    fn from(e: crate::adit::AditError) -> ToolError {
+        ToolError::failed(e.code(), e.to_string())
+    }
+}
+
+/// The arguments of a tool that takes none (any object is accepted).
+pub struct NoArgs;
 
 /// What a tool returns: the text for the model and, for persisting tools,
 /// the artifact to keep.
@@ -164,6 +171,11 @@ pub struct ToolOutput {
     /// URLs the result offers to open (a search's result list): opening one
     /// of them is ordinary research, never a leak (see `agent::outbound`).
     pub links: Vec<String>,
+    /// The artifact whose text this call carries (read, created, changed):
+    /// when the person turns it off, the call's text leaves the context.
+    pub artifact: Option<String>,
+    /// How the call ended, when not plainly done (a delegate that finished).
+    pub outcome: Outcome,
 }
 
 impl ToolOutput {
@@ -184,29 +196,84 @@ impl ToolOutput {
         self.artifact_title = Some(title.into());
         self
     }
+
+    /// The result carries the text of artifact `id`.
+    pub fn about_artifact(mut self, id: impl Into<String>) -> ToolOutput {
+        self.artifact = Some(id.into());
+        self
+    }
 }
+
+/// The call a tool runs for: its id, its receipt key, and what a resumable
+/// tool left in its `started` receipt when the call was cut off.
+#[derive(Debug, Clone, Default)]
+pub struct CallInfo {
+    pub id: String,
+    /// The receipt key (`<message index>:<call id>`), unique in the session.
+    pub key: String,
+    /// The progress a resumable tool (see [`About::resumable`]) recorded.
+    pub resume: Option<String>,
+}
+
+/// Where a long call is, as a tool reports it while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Started,
+    /// One of its steps ran (`detail`: what and the start of its result).
+    Step,
+    /// It wrote an output (`detail`: target → artifact id).
+    Wrote,
+    /// It stopped at its budget.
+    Stopped,
+    /// It finished.
+    Done,
+    /// It ended without finishing.
+    Incomplete,
+}
+
+/// What a tool reports while it runs (the agent turns these into its events).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEvent {
+    /// A step of a long call (a delegate's child).
+    Stage { stage: Stage, detail: String },
+    /// The call created or changed an artifact.
+    Artifact { id: String, title: String },
+}
+
+/// Ignores a tool's events.
+pub fn no_events(_: ToolEvent) {}
 
 /// What a tool can use.
 #[derive(Clone)]
-pub struct ToolContext {
+pub struct ToolContext<'a> {
     pub db: Db,
     pub session_id: String,
     pub web: Rc<dyn WebTools>,
-    /// The model edit tools ask for edits when given an instruction.
-    pub editor: Rc<dyn ChatModel>,
+    /// The model edit tools ask for edits, and delegates' children run on.
+    pub model: Rc<dyn ChatModel>,
     /// The model name (or alias) for edits.
-    pub editor_model: String,
+    pub main_model: String,
+    /// The model name (or alias) a delegate's child runs on.
+    pub helper_model: String,
     /// Characters of one web page the model is given (the artifact keeps the page).
     pub page_chars: usize,
     /// Estimated tokens the model's copy of one page may take at most (a
     /// share of the context window: a page in a dense script reaches it
     /// before `page_chars`).
     pub page_tokens: usize,
+    /// The main model's context window in tokens.
+    pub context_window: usize,
+    /// What scopes cross-tab locks (the database name).
+    pub scope: String,
     pub cancel: CancelToken,
+    pub call: CallInfo,
+    /// Reports what the call does while it runs.
+    pub emit: &'a dyn Fn(ToolEvent),
 }
 
 /// How the settings group the tools for the person (approval toggles).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolGroup {
     /// Web search, artifacts, thinking, reading the projects, memory.
@@ -215,6 +282,69 @@ pub enum ToolGroup {
     Manuscript,
     /// Tools that build or change the plot.
     Plot,
+}
+
+/// The sets of tools a strategy offers the model; each tool says which it
+/// belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Toolsets(u8);
+
+impl Toolsets {
+    /// Research and general tasks (the general_agent strategy).
+    pub const RESEARCH: Toolsets = Toolsets(1);
+    /// Work on the person's projects (the writing strategy).
+    pub const WRITING: Toolsets = Toolsets(2);
+    pub const ALL: Toolsets = Toolsets(3);
+
+    /// Whether these sets include any of `other`.
+    pub fn has(self, other: Toolsets) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+/// What a tool is, whatever its arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// No effects: may run with the other reads of a step.
+    pub read_only: bool,
+    /// Asks the person first, unless the settings say otherwise.
+    pub approval: bool,
+    /// The group the settings show it in.
+    pub group: ToolGroup,
+    /// The artifact type its results are kept as (`None`: not kept).
+    pub persists: Option<ArtifactType>,
+    /// Its results are bulk text (pages, searches, manuscripts, artifacts):
+    /// one as the last message lowers the compression threshold.
+    pub heavy: bool,
+    /// The strategies' toolsets it belongs to.
+    pub toolsets: Toolsets,
+    /// Its call delivers the turn's answer: after it the run ends (unless
+    /// the completion rules turn it back).
+    pub answers: bool,
+    /// It keeps its progress in the call's `started` receipt and, cut off
+    /// (a reload, a crash), continues from it instead of counting as
+    /// "outcome unknown".
+    pub resumable: bool,
+    /// Argument fields that carry bulk text (summarised in chips and in the
+    /// compressor's transcript; left out with an artifact turned off).
+    pub bulk: &'static [&'static str],
+}
+
+impl About {
+    /// A read-only tool of every toolset, nothing kept.
+    pub const READ: About = About {
+        read_only: true,
+        approval: false,
+        group: ToolGroup::General,
+        persists: None,
+        heavy: false,
+        toolsets: Toolsets::ALL,
+        answers: false,
+        resumable: false,
+        bulk: &[],
+    };
+    /// A tool with effects (no approval by default).
+    pub const WRITE: About = About { read_only: false, ..About::READ };
 }
 
 /// What the person's settings show of a tool.
@@ -230,8 +360,7 @@ pub struct ToolInfo {
 }
 
 /// Something a call reads or writes, as the agent's tracked facts name it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
     Section(String),
     Artifact(String),
@@ -245,6 +374,36 @@ pub enum Subject {
 }
 
 impl Subject {
+    /// `kind:id`, as a call's record stores it.
+    pub fn to_text(&self) -> String {
+        let (kind, id): (&str, &str) = match self {
+            Subject::Section(id) => ("section", id),
+            Subject::Artifact(id) => ("artifact", id),
+            Subject::Project(id) => ("project", id),
+            Subject::Outline(id) => ("outline", id),
+            Subject::AnyOutline => ("any_outline", ""),
+            Subject::Search(q) => ("search", q),
+            Subject::Page(url) => ("page", url),
+        };
+        format!("{kind}:{id}")
+    }
+
+    /// The subject [`Subject::to_text`] wrote.
+    pub fn from_text(text: &str) -> Option<Subject> {
+        let (kind, id) = text.split_once(':')?;
+        let id = id.to_owned();
+        Some(match kind {
+            "section" => Subject::Section(id),
+            "artifact" => Subject::Artifact(id),
+            "project" => Subject::Project(id),
+            "outline" => Subject::Outline(id),
+            "any_outline" => Subject::AnyOutline,
+            "search" => Subject::Search(id),
+            "page" => Subject::Page(id),
+            _ => return None,
+        })
+    }
+
     /// Whether a write of `self` changes what a read of `read` saw.
     pub fn covers(&self, read: &Subject) -> bool {
         self == read
@@ -262,123 +421,238 @@ pub enum Touch {
     Writes(Subject),
 }
 
-/// What a call sends over the network.
+/// What a call sends over the network, which the outbound rule judges
+/// (see `agent::outbound`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outbound {
     /// A whole address to open (its host learns all of it).
     Address(String),
     /// A search query (it goes to the search API configured on the proxy).
     Query(String),
+    /// The call's arguments go to a third party (`to`: who, in the
+    /// person's words): `text` is what they carry.
+    Data { to: String, text: String },
 }
-
-/// The argument `key` as trimmed text ("" when it is missing or not a string).
-pub fn text_arg(args: &Value, key: &str) -> String {
-    args.get(key).and_then(Value::as_str).map(str::trim).unwrap_or_default().to_owned()
-}
-
-/// The first of `keys` that `args` holds as a non-empty string.
-pub fn string_arg(args: &Value, keys: &[&str]) -> Option<String> {
-    keys.iter()
-        .find_map(|k| args.get(*k).and_then(Value::as_str))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-}
-
-const KEPT_NOTE: &str = "\n\n(Kept as session artifact ";
 
 /// The line a kept tool result ends with: the artifact's id.
 pub fn kept_note(id: &str) -> String {
-    format!("{KEPT_NOTE}{id}.)")
+    format!("\n\n(Kept as session artifact {id}.)")
 }
 
-/// The artifact id a tool result's [`kept_note`] names, if any.
-pub fn kept_artifact_id(result: &str) -> Option<&str> {
-    let at = result.rfind(KEPT_NOTE)?;
-    result[at + KEPT_NOTE.len()..].strip_suffix(".)")
-}
-
-/// One tool.
+/// One tool, with its own typed arguments.
+///
+/// A call's arguments are parsed once ([`Tool::parse`], with [`Fields`])
+/// into `Args`; every other method reads that value.
 #[async_trait(?Send)]
-pub trait Tool {
+pub trait Tool: 'static {
+    /// The tool's arguments (a host tool's: the JSON value itself).
+    type Args: 'static;
     /// The name models call it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// Name, description and argument schema.
     fn spec(&self) -> ToolSpec;
-    /// Reads only (may run in parallel with other read-only tools).
-    fn read_only(&self) -> bool;
-    /// Asks the person before running, unless the settings say otherwise.
-    fn needs_approval_by_default(&self) -> bool {
-        false
+    /// What it is, whatever the arguments.
+    fn about(&self) -> About;
+    /// Whether argument `field` carries bulk text (default: [`About::bulk`]).
+    fn is_bulk(&self, field: &str) -> bool {
+        self.about().bulk.contains(&field)
     }
-    /// Whether this call (with `args`) only reads: it may run with the other
-    /// reads of its step. Most tools decide by name alone.
-    fn reads_only(&self, _args: &Value) -> bool {
-        self.read_only()
+    /// Reads a call's arguments (`null`: none given), checking what the
+    /// schema says and what it cannot (an empty query): the argument error
+    /// goes back to the model.
+    fn parse(&self, args: &Value) -> Result<Self::Args, ToolError>;
+    /// Whether this call only reads: it may run with the other reads of
+    /// its step.
+    fn reads_only(&self, _args: &Self::Args) -> bool {
+        self.about().read_only
     }
     /// Whether this call asks the person first by default.
-    fn needs_approval_for(&self, _args: &Value) -> bool {
-        self.needs_approval_by_default()
+    fn needs_approval(&self, _args: &Self::Args) -> bool {
+        self.about().approval
     }
     /// Another tool whose approval setting this call also answers to (a
     /// call that writes what that tool writes asks whenever it would).
-    fn approval_as(&self, _args: &Value) -> Option<&'static str> {
+    fn approval_as(&self, _args: &Self::Args) -> Option<&str> {
         None
     }
-    /// The group the settings show it in.
-    fn group(&self) -> ToolGroup {
-        ToolGroup::General
-    }
-    /// The artifact type its results are kept as (`None`: not kept).
-    fn persists_as(&self) -> Option<ArtifactType>;
-    /// Its results are bulk text (pages, searches, manuscripts, artifacts):
-    /// one as the last message lowers the compression threshold.
-    fn heavy_result(&self) -> bool {
-        false
-    }
-    /// What a call with `args` reads or writes (the agent's tracked facts).
-    fn touches(&self, _args: &Value) -> Option<Touch> {
+    /// What the call reads or writes (the agent's tracked facts).
+    fn touches(&self, _args: &Self::Args) -> Option<Touch> {
         None
     }
-    /// For edit tools: what they edit, so a review can plan the change first.
-    fn edit_kind(&self) -> Option<EditKind> {
+    /// What the call sends over the network. A tool that reaches the
+    /// network must say so here.
+    fn sends(&self, _args: &Self::Args) -> Option<Outbound> {
         None
     }
-    /// How a call shows in the person's stream, when not as a tool chip
+    /// How the call shows in the person's stream, when not as a tool chip
     /// (thoughts, plans, progress, the answer). Model-written text: the
     /// rendering must defuse fences.
-    fn render(&self, _args: &Value) -> Option<String> {
+    fn render(&self, _args: &Self::Args) -> Option<String> {
         None
     }
-    /// Its call delivers the turn's answer: after it the run ends (unless
-    /// the completion rules turn it back).
-    fn delivers_answer(&self) -> bool {
-        false
-    }
-    /// Its calls are web searches: the search optimiser merges those of one
-    /// step into one query.
-    fn merges_queries(&self) -> bool {
-        false
-    }
-    /// What a call with `args` sends over the network, which the outbound
-    /// rule judges (see `agent::outbound`). A tool that reaches the network
-    /// must say so here.
-    fn sends(&self, _args: &Value) -> Option<Outbound> {
+    /// The query of a web search (the search optimiser merges those of one
+    /// step into one query).
+    fn query(&self, _args: &Self::Args) -> Option<String> {
         None
     }
-    /// Runs the tool.
-    async fn call(&self, args: &Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// The arguments `raw` with the query replaced by `query`.
+    fn with_query(&self, _raw: &Value, _query: &str) -> Option<Value> {
+        None
+    }
+    /// The change a call would make, worked out without writing (the edit
+    /// tools' diff plan), for the person's review; `None`: the tool has no
+    /// preview (the review shows the arguments).
+    fn preview<'a>(&'a self, _args: &'a Self::Args, _ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>> {
+        None
+    }
+    /// Runs the call.
+    async fn call(&self, args: &Self::Args, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError>;
+}
+
+/// A boxed future of a tool's result.
+pub type Pinned<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, ToolError>> + 'a>>;
+
+/// A tool as the registry holds it (any [`Tool`], whatever its `Args`):
+/// what needs no call, and the typed methods over arguments bound by
+/// [`AnyTool::bind`] (nothing else makes them).
+pub trait AnyTool {
+    fn name(&self) -> &str;
+    fn spec(&self) -> ToolSpec;
+    fn about(&self) -> About;
+    fn is_bulk(&self, field: &str) -> bool;
+    fn with_query(&self, raw: &Value, query: &str) -> Option<Value>;
+    /// Binds a call's arguments to the tool: parsed and checked once, and
+    /// what the agent asks of the call worked out with them.
+    fn bind(self: Rc<Self>, args: Value) -> Result<Bound, ToolError>;
+    fn render(&self, args: &dyn Any) -> Option<String>;
+    fn preview<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>>;
+    fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput>;
+}
+
+impl<T: Tool> AnyTool for T {
+    fn name(&self) -> &str {
+        Tool::name(self)
+    }
+    fn spec(&self) -> ToolSpec {
+        Tool::spec(self)
+    }
+    fn about(&self) -> About {
+        Tool::about(self)
+    }
+    fn is_bulk(&self, field: &str) -> bool {
+        Tool::is_bulk(self, field)
+    }
+    fn with_query(&self, raw: &Value, query: &str) -> Option<Value> {
+        Tool::with_query(self, raw, query)
+    }
+    fn bind(self: Rc<Self>, raw: Value) -> Result<Bound, ToolError> {
+        let args = self.parse(&raw)?;
+        Ok(Bound {
+            reads_only: self.reads_only(&args),
+            needs_approval: self.needs_approval(&args),
+            approval_as: self.approval_as(&args).map(str::to_owned),
+            touches: self.touches(&args),
+            sends: self.sends(&args),
+            query: self.query(&args),
+            args: Box::new(args),
+            arguments: raw,
+            tool: self,
+        })
+    }
+    fn render(&self, args: &dyn Any) -> Option<String> {
+        Tool::render(self, args.downcast_ref()?)
+    }
+    fn preview<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Option<Pinned<'a, EditPlan>> {
+        Tool::preview(self, args.downcast_ref()?, ctx)
+    }
+    fn call<'a>(&'a self, args: &'a dyn Any, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput> {
+        // A bound call holds its own tool's arguments (`bind` made both and
+        // they are private to `Bound`): the other branch cannot happen.
+        let Some(args) = args.downcast_ref() else { unreachable!("a bound call holds its tool's own arguments") };
+        Tool::call(self, args, ctx)
+    }
+}
+
+/// A call bound to its tool, with its arguments parsed once and what the
+/// agent asks of the call (read-only? approval? what it touches and
+/// sends?) worked out from them: what the agent passes around once a call
+/// is resolved.
+pub struct Bound {
+    tool: Rc<dyn AnyTool>,
+    /// The tool's own `Args`.
+    args: Box<dyn Any>,
+    arguments: Value,
+    reads_only: bool,
+    needs_approval: bool,
+    approval_as: Option<String>,
+    touches: Option<Touch>,
+    sends: Option<Outbound>,
+    query: Option<String>,
+}
+
+impl Bound {
+    pub fn tool(&self) -> &dyn AnyTool {
+        &*self.tool
+    }
+    /// The arguments as the model gave them (JSON).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+    /// See [`Tool::reads_only`].
+    pub fn reads_only(&self) -> bool {
+        self.reads_only
+    }
+    /// See [`Tool::needs_approval`].
+    pub fn needs_approval(&self) -> bool {
+        self.needs_approval
+    }
+    /// See [`Tool::approval_as`].
+    pub fn approval_as(&self) -> Option<&str> {
+        self.approval_as.as_deref()
+    }
+    /// See [`Tool::touches`].
+    pub fn touches(&self) -> Option<Touch> {
+        self.touches.clone()
+    }
+    /// See [`Tool::sends`].
+    pub fn sends(&self) -> Option<Outbound> {
+        self.sends.clone()
+    }
+    /// See [`Tool::query`].
+    pub fn query(&self) -> Option<String> {
+        self.query.clone()
+    }
+    /// See [`Tool::render`].
+    pub fn render(&self) -> Option<String> {
+        self.tool.render(&*self.args)
+    }
+    /// The same call with another search query (the search optimiser's).
+    pub fn with_query(&self, query: &str) -> Option<Bound> {
+        let raw = self.tool.with_query(&self.arguments, query)?;
+        self.tool.clone().bind(raw).ok()
+    }
+    /// The tool's preview of the call (see [`Tool::preview`]), if it has one.
+    pub async fn preview(&self, ctx: &ToolContext<'_>) -> Result<Option<EditPlan>, ToolError> {
+        match self.tool.preview(&*self.args, ctx) {
+            Some(plan) => plan.await.map(Some),
+            None => Ok(None),
+        }
+    }
+    /// Runs the call.
+    pub fn call<'a>(&'a self, ctx: &'a ToolContext<'_>) -> Pinned<'a, ToolOutput> {
+        self.tool.call(&*self.args, ctx)
+    }
 }
 
 /// Every tool the agent has, by name.
 pub struct ToolRegistry {
-    tools: Vec<Rc<dyn Tool>>,
+    tools: Vec<Rc<dyn AnyTool>>,
 }
 
 impl ToolRegistry {
-    /// The full tool set.
+    /// The built-in tools.
     pub fn standard() -> ToolRegistry {
-        let mut tools: Vec<Rc<dyn Tool>> = Vec::new();
+        let mut tools: Vec<Rc<dyn AnyTool>> = Vec::new();
         tools.extend(project::tools());
         tools.extend(edit::tools());
         tools.extend(memory::tools());
@@ -388,33 +662,44 @@ impl ToolRegistry {
         ToolRegistry { tools }
     }
 
-    /// Adds a tool (the agent adds the ones it runs itself, like `delegate`).
-    pub fn register(&mut self, tool: Rc<dyn Tool>) {
+    /// Adds a tool (replacing one of the same name).
+    pub fn register(&mut self, tool: Rc<dyn AnyTool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
     }
 
-    /// Whether `call` delivers the turn's answer (see [`Tool::delivers_answer`]).
-    pub fn delivers_answer(&self, call: &crate::llm::ToolCall) -> bool {
-        self.get(&call.function.name).is_some_and(|t| t.delivers_answer())
-    }
-
-    /// What `call` sends over the network (see [`Tool::sends`]).
-    pub fn sends(&self, call: &crate::llm::ToolCall, args: &Value) -> Option<Outbound> {
-        self.get(&call.function.name)?.sends(args)
-    }
-
-    /// Whether `call` is a web search the optimiser merges (see [`Tool::merges_queries`]).
-    pub fn merges_queries(&self, call: &crate::llm::ToolCall) -> bool {
-        self.get(&call.function.name).is_some_and(|t| t.merges_queries())
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Rc<dyn Tool>> {
+    pub fn get(&self, name: &str) -> Option<&Rc<dyn AnyTool>> {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    pub fn all(&self) -> &[Rc<dyn Tool>] {
+    pub fn all(&self) -> &[Rc<dyn AnyTool>] {
         &self.tools
+    }
+
+    /// Binds a model's call to its tool and parsed arguments: the one place
+    /// a call's arguments are read. The error is what the model is told.
+    pub fn bind(&self, call: &ToolCall) -> Result<Bound, ToolError> {
+        let name = &call.function.name;
+        let tool = self
+            .get(name)
+            .ok_or_else(|| ToolError::failed(ErrorCode::NotFound, format!("there is no tool named {name:?}.")))?;
+        let text = call.function.arguments.trim();
+        let raw = if text.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            serde_json::from_str(text).map_err(|e| {
+                ToolError::failed(
+                    ErrorCode::InvalidArgument,
+                    format!("the arguments of {name} are not valid JSON ({e}); call it again with a JSON object."),
+                )
+            })?
+        };
+        tool.clone().bind(raw)
+    }
+
+    /// Whether a call of `name` delivers the turn's answer.
+    pub fn answers(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|t| t.about().answers)
     }
 
     /// Every tool as the settings show it.
@@ -423,74 +708,23 @@ impl ToolRegistry {
             .iter()
             .map(|t| {
                 let spec = t.spec();
+                let about = t.about();
                 ToolInfo {
-                    name: spec.function.name.clone(),
-                    description: spec.function.description.clone(),
-                    group: t.group(),
-                    read_only: t.read_only(),
-                    needs_approval_by_default: t.needs_approval_by_default(),
+                    name: spec.function.name,
+                    description: spec.function.description,
+                    group: about.group,
+                    read_only: about.read_only,
+                    needs_approval_by_default: about.approval,
                 }
             })
             .collect()
     }
 
-    /// Specs of the named tools (unknown names are skipped).
-    pub fn specs(&self, names: &[&str]) -> Vec<ToolSpec> {
-        names.iter().filter_map(|n| self.get(n)).map(|t| t.spec()).collect()
+    /// Specs of the tools of `toolsets`, in registry order.
+    pub fn specs(&self, toolsets: Toolsets) -> Vec<ToolSpec> {
+        self.tools.iter().filter(|t| t.about().toolsets.has(toolsets)).map(|t| t.spec()).collect()
     }
 }
-
-/// Tools for research (general_agent strategy).
-pub const RESEARCH_TOOLS: &[&str] = &[
-    "delegate",
-    "web_search",
-    "open_url",
-    "current_time",
-    "report_progress",
-    "record_thought",
-    "plan_task",
-    "respond",
-    "list_memory_dates",
-    "read_memories_by_date",
-    "create_artifact",
-    "get_artifact",
-    "list_artifacts",
-    "edit_artifact",
-    "update_artifact",
-    "delete_artifact",
-    "list_projects",
-    "get_project",
-    "get_outline",
-    "get_manuscript",
-];
-
-/// Tools for writing (writing strategy).
-pub const EDITORIAL_TOOLS: &[&str] = &[
-    "delegate",
-    "list_projects",
-    "get_project",
-    "get_outline",
-    "get_manuscript",
-    "edit_manuscript",
-    "update_manuscript",
-    "add_plot_item",
-    "update_plot_item",
-    "move_plot_item",
-    "delete_plot_item",
-    "current_time",
-    "report_progress",
-    "record_thought",
-    "plan_task",
-    "respond",
-    "create_artifact",
-    "get_artifact",
-    "list_artifacts",
-    "edit_artifact",
-    "update_artifact",
-    "delete_artifact",
-    "list_memory_dates",
-    "read_memories_by_date",
-];
 
 #[cfg(test)]
 mod tests;

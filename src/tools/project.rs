@@ -3,13 +3,18 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{parse_args, string_arg, Subject, Tool, ToolContext, ToolError, ToolOutput, Touch};
-use crate::store::{ArtifactType, Origin, PlotItem};
+use super::{About, AnyTool, NoArgs, Subject, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets, Touch};
+use crate::error::ErrorCode;
+use crate::store::{ArtifactType, Db, Origin, PlotItem};
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
+/// A read of the person's project data, kept as a `project_data` artifact.
+const PROJECT_READ: About = About { persists: Some(ArtifactType::ProjectData), ..About::READ };
+/// A change of the plot (writing only).
+const PLOT_WRITE: About = About { group: ToolGroup::Plot, toolsets: Toolsets::WRITING, ..About::WRITE };
+
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![
         Rc::new(ListProjects),
         Rc::new(GetProject),
@@ -22,20 +27,46 @@ pub fn tools() -> Vec<Rc<dyn Tool>> {
     ]
 }
 
-#[derive(Deserialize)]
-struct ProjectArgs {
-    #[serde(alias = "id")]
+/// A project, by `project_id` (or `id`).
+pub struct ProjectArgs {
     project_id: String,
 }
 
-#[derive(Deserialize)]
-struct SectionArgs {
-    #[serde(alias = "id", alias = "chapter_id")]
+/// A chapter or section, by `section_id` (or `id`, `chapter_id`).
+pub struct SectionArgs {
     section_id: String,
 }
 
+/// A plot item, by `item_id` (or `id`).
+pub struct ItemArgs {
+    item_id: String,
+}
+
+const PROJECT_ID: &[&str] = &["project_id", "id"];
+const ITEM_ID: &[&str] = &["item_id", "id"];
+
+/// What `get_outline` returns: a project's chapters and sections (ids,
+/// titles, lengths) and its plot tree, as JSON text (delegates read it too).
+pub(crate) async fn outline(db: &Db, project_id: &str) -> Result<(String, String), ToolError> {
+    let p = db.project(project_id).await?;
+    let sections: Vec<Value> = db
+        .sections(&p.id)
+        .await?
+        .into_iter()
+        .map(|s| json!({ "id": s.id, "parentId": s.parent_id, "title": s.title, "characters": s.content.chars().count() }))
+        .collect();
+    let plot: Vec<Value> = db
+        .plot(&p.id)
+        .await?
+        .into_iter()
+        .map(|i| json!({ "id": i.id, "parentId": i.parent_id, "title": i.title, "summary": i.summary, "order": i.order }))
+        .collect();
+    let text = ToolOutput::json(&json!({ "project": p.title, "manuscript": sections, "plot": plot })).content;
+    Ok((text, p.title))
+}
+
 /// "Chapter 3: Title" for top-level sections, "Section: Title" otherwise.
-async fn section_label(ctx: &ToolContext, project_id: &str, id: &str, title: &str) -> String {
+async fn section_label(ctx: &ToolContext<'_>, project_id: &str, id: &str, title: &str) -> String {
     let sections = ctx.db.sections(project_id).await.unwrap_or_default();
     match sections.iter().filter(|s| s.parent_id.is_none()).position(|s| s.id == id) {
         Some(i) => format!("Chapter {}: {title}", i + 1),
@@ -49,9 +80,9 @@ tool! {
         name: "list_projects",
         description: "List the person's writing projects (id, title, description). Use it to find a project id.",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: Some(ArtifactType::ProjectData),
+        about: PROJECT_READ,
+        args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, ctx| {
             let projects: Vec<Value> = ctx.db.projects().await?.into_iter()
                 .map(|p| json!({ "id": p.id, "title": p.title, "description": p.description }))
@@ -67,12 +98,11 @@ tool! {
         name: "get_project",
         description: "Get a project's title, description and the size of its manuscript and plot.",
         parameters: crate::tools::one_string("project_id"),
-        read_only: true,
-        approval: false,
-        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Project(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: ProjectArgs = parse_args("get_project", args)?;
+        about: PROJECT_READ,
+        args: ProjectArgs,
+        parse: |f| Ok(ProjectArgs { project_id: f.text(PROJECT_ID)? }),
+        touches: |a| Some(Touch::Reads(Subject::Project(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
             let p = ctx.db.project(&a.project_id).await?;
             let sections = ctx.db.sections(&p.id).await?;
             let plot = ctx.db.plot(&p.id).await?;
@@ -92,21 +122,13 @@ tool! {
         name: "get_outline",
         description: "Get a project's outline: chapters and sections (ids, titles, lengths) and the plot tree. Use the ids with get_manuscript and the plot tools.",
         parameters: crate::tools::one_string("project_id"),
-        read_only: true,
-        approval: false,
-        touches: |a| string_arg(a, &["project_id", "id"]).map(|id| Touch::Reads(Subject::Outline(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: ProjectArgs = parse_args("get_outline", args)?;
-            let p = ctx.db.project(&a.project_id).await?;
-            let sections: Vec<Value> = ctx.db.sections(&p.id).await?.into_iter()
-                .map(|s| json!({ "id": s.id, "parentId": s.parent_id, "title": s.title, "characters": s.content.chars().count() }))
-                .collect();
-            let plot: Vec<Value> = ctx.db.plot(&p.id).await?.into_iter()
-                .map(|i| json!({ "id": i.id, "parentId": i.parent_id, "title": i.title, "summary": i.summary, "order": i.order }))
-                .collect();
-            Ok(ToolOutput::json(&json!({ "project": p.title, "manuscript": sections, "plot": plot }))
-                .titled(format!("Outline: {}", p.title)))
+        about: PROJECT_READ,
+        args: ProjectArgs,
+        parse: |f| Ok(ProjectArgs { project_id: f.text(PROJECT_ID)? }),
+        touches: |a| Some(Touch::Reads(Subject::Outline(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
+            let (text, title) = outline(&ctx.db, &a.project_id).await?;
+            Ok(ToolOutput::text(text).titled(format!("Outline: {title}")))
         }
     }
 }
@@ -117,13 +139,11 @@ tool! {
         name: "get_manuscript",
         description: "Get the exact raw text of a chapter or section (copy from it verbatim when editing).",
         parameters: crate::tools::one_string("section_id"),
-        read_only: true,
-        approval: false,
-        heavy: true,
-        touches: |a| string_arg(a, &["section_id", "id", "chapter_id"]).map(|id| Touch::Reads(Subject::Section(id))),
-        persists: Some(ArtifactType::ProjectData),
-        call: |args, ctx| {
-            let a: SectionArgs = parse_args("get_manuscript", args)?;
+        about: About { heavy: true, ..PROJECT_READ },
+        args: SectionArgs,
+        parse: |f| Ok(SectionArgs { section_id: f.text(&["section_id", "id", "chapter_id"])? }),
+        touches: |a| Some(Touch::Reads(Subject::Section(a.section_id.trim().to_owned()))),
+        call: |a, ctx| {
             let s = ctx.db.section(&a.section_id).await?;
             let label = section_label(ctx, &s.project_id, &s.id, &s.title).await;
             Ok(ToolOutput::text(s.content).titled(label))
@@ -131,13 +151,10 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
-struct AddPlotArgs {
+pub struct AddPlotArgs {
     project_id: String,
     title: String,
-    #[serde(default)]
     summary: String,
-    #[serde(default)]
     parent_id: Option<String>,
 }
 
@@ -158,31 +175,39 @@ tool! {
                 "required": ["project_id", "title"]
             }"#,
         ),
-        read_only: false,
-        approval: false,
-        group: super::ToolGroup::Plot,
-        touches: |a| Some(Touch::Writes(string_arg(a, &["project_id"]).map_or(Subject::AnyOutline, Subject::Outline))),
-        persists: None,
-        call: |args, ctx| {
-            let a: AddPlotArgs = parse_args("add_plot_item", args)?;
+        about: PLOT_WRITE,
+        args: AddPlotArgs,
+        parse: |f| Ok(AddPlotArgs {
+            project_id: f.text(&["project_id"])?,
+            title: f.text(&["title"])?,
+            summary: f.opt_text(&["summary"])?.unwrap_or_default(),
+            parent_id: f.opt_text(&["parent_id"])?,
+        }),
+        touches: |a| Some(Touch::Writes(Subject::Outline(a.project_id.trim().to_owned()))),
+        call: |a, ctx| {
             ctx.db.project(&a.project_id).await?;
             let siblings = ctx.db.plot(&a.project_id).await?;
             let order = siblings.iter().filter(|i| i.parent_id == a.parent_id).map(|i| i.order).fold(0.0, f64::max) + 1.0;
             let now = crate::platform::now_ms();
-            let item = PlotItem { id: crate::platform::random_id(), project_id: a.project_id, parent_id: a.parent_id, title: a.title, summary: a.summary, order, created_at: now, updated_at: now };
+            let item = PlotItem {
+                id: crate::platform::random_id(),
+                project_id: a.project_id.clone(),
+                parent_id: a.parent_id.clone(),
+                title: a.title.clone(),
+                summary: a.summary.clone(),
+                order,
+                created_at: now,
+                updated_at: now,
+            };
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "add_plot_item").await?;
             Ok(ToolOutput::text(format!("Added plot item {} ({}).", item.id, item.title)))
         }
     }
 }
 
-#[derive(Deserialize)]
-struct UpdatePlotArgs {
-    #[serde(alias = "id")]
+pub struct UpdatePlotArgs {
     item_id: String,
-    #[serde(default)]
     title: Option<String>,
-    #[serde(default)]
     summary: Option<String>,
 }
 
@@ -202,16 +227,18 @@ tool! {
                 "required": ["item_id"]
             }"#,
         ),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: UpdatePlotArgs,
+        parse: |f| Ok(UpdatePlotArgs {
+            item_id: f.text(ITEM_ID)?,
+            title: f.opt_text(&["title"])?,
+            summary: f.opt_text(&["summary"])?,
+        }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            let a: UpdatePlotArgs = parse_args("update_plot_item", args)?;
+        call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
-            if let Some(t) = a.title { item.title = t; }
-            if let Some(s) = a.summary { item.summary = s; }
+            if let Some(t) = &a.title { item.title = t.clone(); }
+            if let Some(s) = &a.summary { item.summary = s.clone(); }
             item.updated_at = crate::platform::now_ms();
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "update_plot_item").await?;
             Ok(ToolOutput::text(format!("Updated plot item {}.", item.title)))
@@ -219,11 +246,8 @@ tool! {
     }
 }
 
-#[derive(Deserialize)]
-struct MovePlotArgs {
-    #[serde(alias = "id")]
+pub struct MovePlotArgs {
     item_id: String,
-    #[serde(default)]
     parent_id: Option<String>,
     order: f64,
 }
@@ -244,21 +268,23 @@ tool! {
                 "required": ["item_id", "order"]
             }"#,
         ),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: MovePlotArgs,
+        parse: |f| Ok(MovePlotArgs {
+            item_id: f.text(ITEM_ID)?,
+            parent_id: f.opt_text(&["parent_id"])?,
+            order: f.number("order")?.ok_or_else(|| f.invalid("missing field `order`"))?,
+        }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            let a: MovePlotArgs = parse_args("move_plot_item", args)?;
+        call: |a, ctx| {
             let mut item = ctx.db.plot_item(&a.item_id).await?;
             if let Some(parent) = &a.parent_id {
                 if parent == &item.id {
-                    return Err(ToolError::failed("invalid_move", "an item cannot be its own parent"));
+                    return Err(ToolError::failed(ErrorCode::InvalidArgument, "an item cannot be its own parent"));
                 }
                 ctx.db.plot_item(parent).await?;
             }
-            item.parent_id = a.parent_id;
+            item.parent_id = a.parent_id.clone();
             item.order = a.order;
             item.updated_at = crate::platform::now_ms();
             ctx.db.save_plot_item(&item, Some(Origin::Agent), "move_plot_item").await?;
@@ -273,15 +299,11 @@ tool! {
         name: "delete_plot_item",
         description: "Delete a plot item and everything under it.",
         parameters: crate::tools::one_string("item_id"),
-        read_only: false,
-        approval: true,
-        group: super::ToolGroup::Plot,
+        about: About { approval: true, ..PLOT_WRITE },
+        args: ItemArgs,
+        parse: |f| Ok(ItemArgs { item_id: f.text(ITEM_ID)? }),
         touches: |_a| Some(Touch::Writes(Subject::AnyOutline)),
-        persists: None,
-        call: |args, ctx| {
-            #[derive(Deserialize)]
-            struct A { #[serde(alias = "id")] item_id: String }
-            let a: A = parse_args("delete_plot_item", args)?;
+        call: |a, ctx| {
             let item = ctx.db.plot_item(&a.item_id).await?;
             ctx.db.delete_plot_item(&item.id, Some(Origin::Agent)).await?;
             Ok(ToolOutput::text(format!("Deleted plot item {}.", item.title)))

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::web::{SearchResult, WebPage, WebTools};
 use super::ToolError;
 use crate::cancel::CancelToken;
+use crate::error::ErrorCode;
 use crate::llm::{post_json, LlmError};
 
 /// Web access through the proxy at `base_url` (e.g. "/api").
@@ -20,12 +21,11 @@ impl ProxyWeb {
         let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
         let (status, text) = post_json(&url, self.client_token.as_deref(), &body.to_string(), cancel)
             .await
-            .map_err(|e: LlmError| ToolError::failed(e.code(), e.to_string()))?;
+            .map_err(|e: LlmError| ToolError::from(e))?;
         if !(200..300).contains(&status) {
-            let error = LlmError::from_http(status, &text, None);
-            return Err(ToolError::failed(error.code(), error.to_string()));
+            return Err(LlmError::from_http(status, &text, None).into());
         }
-        crate::json::from_text(&text).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
+        crate::json::from_text(&text).map_err(|e| ToolError::failed(ErrorCode::MalformedResponse, e.to_string()))
     }
 }
 
@@ -40,11 +40,11 @@ impl WebTools for ProxyWeb {
         let answer =
             self.call("tools/web-search", json!({ "query": query, "max_results": max_results }), cancel).await?;
         crate::json::from_value(answer.get("results").cloned().unwrap_or(Value::Array(Vec::new())))
-            .map_err(|e| ToolError::failed("malformed_response", e.to_string()))
+            .map_err(|e| ToolError::failed(ErrorCode::MalformedResponse, e.to_string()))
     }
 
     async fn open_url(&self, url: &str, cancel: &CancelToken) -> Result<WebPage, ToolError> {
         let answer = self.call("tools/open-url", json!({ "url": url }), cancel).await?;
-        crate::json::from_value(answer).map_err(|e| ToolError::failed("malformed_response", e.to_string()))
+        crate::json::from_value(answer).map_err(|e| ToolError::failed(ErrorCode::MalformedResponse, e.to_string()))
     }
 }

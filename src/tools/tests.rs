@@ -6,25 +6,48 @@ use futures_executor::block_on;
 use serde_json::json;
 
 use super::*;
-use crate::llm::{ChatOutcome, LlmError, ScriptedModel, Step};
+use crate::llm::{ChatOutcome, LlmError, ScriptedModel, Step, ToolCall};
 use crate::store::{MemoryBackend, Origin};
 
-fn context(model: ScriptedModel) -> ToolContext {
+fn context(model: ScriptedModel) -> ToolContext<'static> {
     ToolContext {
         db: Db::new(Rc::new(MemoryBackend::new())),
         session_id: "s".into(),
         web: Rc::new(ScriptedWeb::default()),
-        editor: Rc::new(model),
-        editor_model: "main".into(),
+        model: Rc::new(model),
+        main_model: "main".into(),
+        helper_model: "sub".into(),
         page_chars: 60_000,
         page_tokens: 13_107,
+        context_window: 32_768,
+        scope: "tests".into(),
         cancel: CancelToken::new(),
+        call: CallInfo::default(),
+        emit: &no_events,
     }
 }
 
-/// Plans an `edit_manuscript` call with `args`.
+/// Binds a call of `name` with `args` (its arguments parsed once).
+fn bind(registry: &ToolRegistry, name: &str, args: &serde_json::Value) -> Result<Bound, ToolError> {
+    registry.bind(&ToolCall::new("c1", name, args))
+}
+
+/// Runs a call of `name` with `args`.
+fn run(
+    registry: &ToolRegistry,
+    name: &str,
+    args: serde_json::Value,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    block_on(bind(registry, name, &args)?.call(ctx))
+}
+
+/// Plans an `edit_manuscript` call with `args` (the tool's preview).
 fn plan_chapter_edit(ctx: &ToolContext, args: &serde_json::Value) -> EditPlan {
-    block_on(edit::plan("edit_manuscript", EditKind { section: true, replace: false }, args, ctx)).unwrap()
+    let registry = ToolRegistry::standard();
+    block_on(bind(&registry, "edit_manuscript", args).unwrap().preview(ctx))
+        .unwrap()
+        .expect("an edit previews its plan")
 }
 
 #[test]
@@ -41,23 +64,31 @@ fn every_tool_has_an_object_schema_and_sensible_defaults() {
         assert_eq!(schema["type"], "object", "{schema}");
         assert!(schema["properties"].is_object(), "{schema}");
     }
+    let said = json!({"message": "m", "thought": "t", "answer": "a", "goal": "g", "steps": ["s"]});
     for tool in registry.all() {
         let spec = tool.spec();
+        let about = tool.about();
         assert_eq!(spec.function.parameters["type"], "object", "{}", spec.function.name);
         assert!(!spec.function.description.is_empty());
         let destructive = ["edit_", "update_", "delete_", "move_"].iter().any(|p| spec.function.name.starts_with(p));
-        assert_eq!(tool.needs_approval_by_default(), destructive, "{}", spec.function.name);
+        assert_eq!(about.approval, destructive, "{}", spec.function.name);
         if destructive {
-            assert!(!tool.read_only());
+            assert!(!about.read_only);
         }
         assert_eq!(tool.name(), spec.function.name);
-        if tool.render(&json!({})).is_some() {
-            assert!(tool.persists_as().is_none(), "{}: what the stream shows is not kept", tool.name());
+        assert!(about.toolsets.has(Toolsets::ALL), "{}: in no toolset", tool.name());
+        if tool.clone().bind(said.clone()).ok().and_then(|b| b.render()).is_some() {
+            assert!(about.persists.is_none(), "{}: what the stream shows is not kept", tool.name());
         }
     }
-    // `delegate` is the agent's own (registered by `Agent::new`).
-    for name in RESEARCH_TOOLS.iter().chain(EDITORIAL_TOOLS).filter(|n| **n != "delegate") {
-        assert!(registry.get(name).is_some(), "{name} is listed but missing");
+    // The toolsets are the tools' own: research gets the web, writing the manuscript and the plot.
+    let names = |set| registry.specs(set).into_iter().map(|s| s.function.name).collect::<Vec<_>>();
+    let (research, writing) = (names(Toolsets::RESEARCH), names(Toolsets::WRITING));
+    assert!(research.contains(&"web_search".to_owned()) && !writing.contains(&"web_search".to_owned()));
+    assert!(writing.contains(&"edit_manuscript".to_owned()) && !research.contains(&"edit_manuscript".to_owned()));
+    assert!(writing.contains(&"move_plot_item".to_owned()) && !research.contains(&"add_plot_item".to_owned()));
+    for both in ["get_manuscript", "respond", "edit_artifact", "read_memories_by_date"] {
+        assert!(research.contains(&both.to_owned()) && writing.contains(&both.to_owned()), "{both}");
     }
 }
 
@@ -68,16 +99,57 @@ fn bad_arguments_are_errors_for_the_model_not_crashes() {
     for (name, args) in [
         ("get_manuscript", json!({})),
         ("web_search", json!({"query": 42})),
+        ("web_search", json!({"query": "  "})),
         ("read_memories_by_date", json!({"start_date": "yesterday"})),
         ("plan_task", json!({"goal": "x"})),
         ("move_plot_item", json!({"item_id": "a"})),
         ("create_artifact", json!({"title": " ", "content": "x"})),
+        ("update_manuscript", json!({"section_id": "s1"})),
+        ("respond", json!({"nothing": "here"})),
     ] {
-        let err = block_on(registry.get(name).unwrap().call(&args, &ctx)).unwrap_err();
-        assert_eq!(err.code(), "invalid_arguments", "{name}: {err}");
+        let err = bind(&registry, name, &args).err().unwrap_or_else(|| panic!("{name} {args} binds"));
+        assert_eq!(err.code(), crate::error::ErrorCode::InvalidArgument, "{name}: {err}");
+        assert!(err.to_string().starts_with(&format!("invalid arguments for {name}")), "{err}");
     }
-    let err = block_on(registry.get("get_manuscript").unwrap().call(&json!({"section_id": "nope"}), &ctx)).unwrap_err();
+    let mut call = ToolCall::new("c", "get_manuscript", &json!({}));
+    call.function.arguments = "{not json".into();
+    assert!(registry.bind(&call).err().unwrap().to_string().contains("are not valid JSON"));
+    call.function.name = "no_such_tool".into();
+    assert_eq!(registry.bind(&call).err().unwrap().code(), "not_found");
+    let err = run(&registry, "get_manuscript", json!({"section_id": "nope"}), &ctx).unwrap_err();
     assert_eq!(err.code(), "not_found");
+}
+
+/// Arguments are read once, into the tool's own type: aliases models use
+/// land in the same field every method reads.
+#[test]
+fn a_call_is_bound_once_and_read_from_its_typed_arguments() {
+    let registry = ToolRegistry::standard();
+    for (name, args, touch) in [
+        ("get_manuscript", json!({"chapter_id": " s1 "}), Touch::Reads(Subject::Section("s1".into()))),
+        ("get_outline", json!({"id": "p1"}), Touch::Reads(Subject::Outline("p1".into()))),
+        ("edit_artifact", json!({"artifact_id": "a1", "edits": []}), Touch::Writes(Subject::Artifact("a1".into()))),
+        (
+            "web_search",
+            json!({"query": "  Victorian   Trains "}),
+            Touch::Reads(Subject::Search("victorian trains".into())),
+        ),
+    ] {
+        assert_eq!(bind(&registry, name, &args).unwrap().touches(), Some(touch), "{name}");
+    }
+    let search = bind(&registry, "web_search", &json!({"query": "a", "max_results": 3})).unwrap();
+    assert_eq!(search.sends(), Some(Outbound::Query("a".into())));
+    let merged = search.with_query("b").unwrap();
+    assert_eq!((merged.query().as_deref(), merged.arguments()["max_results"].as_u64()), (Some("b"), Some(3)));
+    let open = bind(&registry, "open_url", &json!({"url": "https://a.example/"})).unwrap();
+    assert_eq!(open.sends(), Some(Outbound::Address("https://a.example/".into())));
+    assert!(bind(&registry, "respond", &json!({"content": "**Done**"}))
+        .unwrap()
+        .render()
+        .unwrap()
+        .contains("**Done**"));
+    assert!(registry.answers("respond") && !registry.answers("record_thought"));
+    assert!(registry.get("create_artifact").unwrap().is_bulk("content"));
 }
 
 #[test]
@@ -100,7 +172,7 @@ fn instruction_edits_use_structured_output_then_fall_back_to_blocks() {
     // A model that honours the schema takes the structured path.
     let model =
         ScriptedModel::new([Step::Reply(ChatOutcome::text(r#"{"edits":[{"search":"タマ","replace":"ミケ"}]}"#))]);
-    let ctx2 = ToolContext { editor: Rc::new(model), ..ctx.clone() };
+    let ctx2 = ToolContext { model: Rc::new(model), ..ctx.clone() };
     let plan = plan_chapter_edit(&ctx2, &json!({"section_id": s.id, "instruction": "rename"}));
     assert_eq!(plan.path, "instruction/structured");
 }
@@ -148,26 +220,20 @@ fn an_edit_racing_the_persons_save_keeps_the_save() {
 fn artifact_tools_resolve_titles_and_respect_lifecycles() {
     let registry = ToolRegistry::standard();
     let ctx = context(ScriptedModel::default());
-    block_on(
-        registry
-            .get("create_artifact")
-            .unwrap()
-            .call(&json!({"title": "Glossary", "content": "a\n", "lifecycle": "append_only"}), &ctx),
+    let created = run(
+        &registry,
+        "create_artifact",
+        json!({"title": "Glossary", "content": "a\n", "lifecycle": "append_only"}),
+        &ctx,
     )
     .unwrap();
-    let got = block_on(registry.get("get_artifact").unwrap().call(&json!({"id": "glossary"}), &ctx)).unwrap();
+    let got = run(&registry, "get_artifact", json!({"id": "glossary"}), &ctx).unwrap();
     assert!(got.content.contains("# Glossary"));
-    let err =
-        block_on(registry.get("update_artifact").unwrap().call(&json!({"id": "Glossary", "content": "b\n"}), &ctx))
-            .unwrap_err();
+    assert_eq!(got.artifact, created.artifact, "both carry the artifact's text: it is named");
+    let err = run(&registry, "update_artifact", json!({"id": "Glossary", "content": "b\n"}), &ctx).unwrap_err();
     assert_eq!(err.code(), "lifecycle");
-    block_on(
-        registry
-            .get("edit_artifact")
-            .unwrap()
-            .call(&json!({"id": "Glossary", "edits": [{"search": "", "replace": "b\n"}]}), &ctx),
-    )
-    .unwrap();
+    run(&registry, "edit_artifact", json!({"id": "Glossary", "edits": [{"search": "", "replace": "b\n"}]}), &ctx)
+        .unwrap();
     assert_eq!(block_on(ctx.db.resolve_artifact("s", "Glossary")).unwrap().content, "a\nb\n");
 }
 

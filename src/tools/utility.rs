@@ -4,16 +4,15 @@
 
 use std::rc::Rc;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{parse_args, Tool, ToolError, ToolOutput};
+use super::{About, AnyTool, Fields, NoArgs, Tool, ToolContext, ToolError, ToolOutput};
 use crate::context::untrusted::defuse_fences;
 use crate::platform;
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
-    let mut tools: Vec<Rc<dyn Tool>> = vec![Rc::new(CurrentTime)];
-    tools.extend(NARRATIONS.map(|n| Rc::new(n) as Rc<dyn Tool>));
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
+    let mut tools: Vec<Rc<dyn AnyTool>> = vec![Rc::new(CurrentTime)];
+    tools.extend(NARRATIONS.map(|n| Rc::new(n) as Rc<dyn AnyTool>));
     tools.insert(3, Rc::new(PlanTask));
     tools
 }
@@ -76,9 +75,9 @@ tool! {
         name: "current_time",
         description: "Get the current date and time (ISO 8601 and the person's local time).",
         parameters: crate::tools::no_arguments(),
-        read_only: true,
-        approval: false,
-        persists: None,
+        about: About::READ,
+        args: NoArgs,
+        parse: |_f| Ok(NoArgs),
         call: |_args, _ctx| {
             let (iso, local) = describe_time(platform::now_ms(), platform::timezone_offset_minutes());
             Ok(ToolOutput::json(&json!({ "iso": iso, "local": local })))
@@ -91,9 +90,8 @@ tool! {
 struct Narration {
     name: &'static str,
     description: &'static str,
-    /// The argument holding the text, and the names models also use for it.
-    field: &'static str,
-    aliases: &'static [&'static str],
+    /// The argument holding the text, then the names models also use for it.
+    names: &'static [&'static str],
     block: Option<&'static str>,
     reply: &'static str,
 }
@@ -102,8 +100,7 @@ const NARRATIONS: [Narration; 3] = [
     Narration {
         name: "report_progress",
         description: "Tell the person briefly what you are about to do (before searches or long reads).",
-        field: "message",
-        aliases: &["text", "content"],
+        names: &["message", "text", "content"],
         block: Some("tool"),
         reply: "Shown to the person.",
     },
@@ -111,70 +108,61 @@ const NARRATIONS: [Narration; 3] = [
         name: "record_thought",
         description:
             "Record a short thought: an analysis step or a self-check. Shown to the person as collapsed reasoning.",
-        field: "thought",
-        aliases: &["message", "text"],
+        names: &["thought", "message", "text"],
         block: Some("thought"),
         reply: "Noted.",
     },
     Narration {
         name: "respond",
         description: "Give the person your answer (Markdown). Use it once, when the task is done.",
-        field: "answer",
-        aliases: &["message", "content"],
+        names: &["answer", "message", "content"],
         block: None,
         reply: "Delivered to the person.",
     },
 ];
 
-impl Narration {
-    fn text<'a>(&self, args: &'a Value) -> Option<&'a str> {
-        std::iter::once(&self.field).chain(self.aliases).find_map(|k| args.get(*k)?.as_str())
-    }
-}
-
 #[async_trait::async_trait(?Send)]
 impl Tool for Narration {
-    fn name(&self) -> &'static str {
+    /// The text, under the field's name or one models also use for it.
+    type Args = String;
+    fn name(&self) -> &str {
         self.name
     }
     fn spec(&self) -> crate::llm::ToolSpec {
-        crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.field))
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-        None
+        crate::llm::ToolSpec::function(self.name, self.description, super::one_string(self.names[0]))
     }
     /// The narration without a block is the answer itself (`respond`).
-    fn delivers_answer(&self) -> bool {
-        self.block.is_none()
+    fn about(&self) -> About {
+        About { answers: self.block.is_none(), bulk: &["answer", "content", "text"], ..About::READ }
     }
-    fn render(&self, args: &Value) -> Option<String> {
-        let text = defuse_fences(self.text(args).unwrap_or_default());
+    fn parse(&self, args: &Value) -> Result<String, ToolError> {
+        Fields::of(self.name, args)?.text(self.names)
+    }
+    fn render(&self, text: &String) -> Option<String> {
+        let text = defuse_fences(text);
         Some(match self.block {
             Some("tool") => format!("\n```tool\n{}: {text}\n```\n", self.name),
             Some(block) => format!("\n```{block}\n{text}\n```\n"),
             None => format!("\n{text}\n"),
         })
     }
-    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
-        match self.text(args) {
-            Some(_) => Ok(ToolOutput::text(self.reply)),
-            None => Err(ToolError::InvalidArguments {
-                tool: self.name.to_owned(),
-                message: format!("missing field `{}` (a string)", self.field),
-            }),
-        }
+    async fn call(&self, _text: &String, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(self.reply))
     }
 }
 
 /// A plan of steps, shown as a card.
 struct PlanTask;
 
+pub struct PlanArgs {
+    goal: String,
+    steps: Vec<String>,
+}
+
 #[async_trait::async_trait(?Send)]
 impl Tool for PlanTask {
-    fn name(&self) -> &'static str {
+    type Args = PlanArgs;
+    fn name(&self) -> &str {
         "plan_task"
     }
     fn spec(&self) -> crate::llm::ToolSpec {
@@ -193,32 +181,22 @@ impl Tool for PlanTask {
             ),
         )
     }
-    fn read_only(&self) -> bool {
-        true
+    fn about(&self) -> About {
+        About::READ
     }
-    fn persists_as(&self) -> Option<crate::store::ArtifactType> {
-        None
+    fn parse(&self, args: &Value) -> Result<PlanArgs, ToolError> {
+        let f = Fields::of("plan_task", args)?;
+        let steps = f.value("steps")?.ok_or_else(|| f.invalid("missing field `steps`"))?;
+        Ok(PlanArgs { goal: f.text(&["goal"])?, steps })
     }
-    fn render(&self, args: &Value) -> Option<String> {
-        let goal = defuse_fences(args.get("goal").and_then(Value::as_str).unwrap_or_default());
-        let steps: Vec<String> = args
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s.as_str().unwrap_or_default())))
-            .collect();
+    fn render(&self, plan: &PlanArgs) -> Option<String> {
+        let goal = defuse_fences(&plan.goal);
+        let steps: Vec<String> =
+            plan.steps.iter().enumerate().map(|(i, s)| format!("{}. {}", i + 1, defuse_fences(s))).collect();
         Some(format!("\n```plan\n{goal}\n{}\n```\n", steps.join("\n")))
     }
-    async fn call(&self, args: &Value, _ctx: &super::ToolContext) -> Result<ToolOutput, ToolError> {
-        #[derive(Deserialize)]
-        struct A {
-            goal: String,
-            steps: Vec<String>,
-        }
-        let a: A = parse_args("plan_task", args)?;
-        Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", a.goal, a.steps.len())))
+    async fn call(&self, plan: &PlanArgs, _ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(format!("Plan recorded: {} ({} steps).", plan.goal, plan.steps.len())))
     }
 }
 

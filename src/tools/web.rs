@@ -2,13 +2,12 @@
 //! the seam: the browser implementation calls the proxy's endpoints; native
 //! tests use [`ScriptedWeb`].
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use super::{parse_args, string_arg, text_arg, Outbound, Subject, Tool, ToolError, ToolOutput, Touch};
+use super::{About, AnyTool, Fields, Outbound, Subject, Tool, ToolContext, ToolError, ToolOutput, Toolsets, Touch};
 use crate::cancel::CancelToken;
 use crate::context::untrusted::{cap_for_model, fence};
 use crate::store::ArtifactType;
@@ -40,13 +39,14 @@ pub trait WebTools {
 }
 
 /// Canned web answers for native tests; records every query.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Default)]
 pub struct ScriptedWeb {
-    pub results: RefCell<Vec<SearchResult>>,
-    pub pages: RefCell<Vec<WebPage>>,
-    pub queries: RefCell<Vec<String>>,
+    pub results: std::cell::RefCell<Vec<SearchResult>>,
+    pub pages: std::cell::RefCell<Vec<WebPage>>,
+    pub queries: std::cell::RefCell<Vec<String>>,
     /// Every URL asked for, found or not.
-    pub opened: RefCell<Vec<String>>,
+    pub opened: std::cell::RefCell<Vec<String>>,
     /// How long each call takes (a slow network; zero by default).
     pub latency: std::cell::Cell<std::time::Duration>,
     /// Calls under way now, and the most there ever were at once.
@@ -54,6 +54,7 @@ pub struct ScriptedWeb {
     pub max_in_flight: std::cell::Cell<usize>,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl ScriptedWeb {
     /// Takes the configured latency, counting the call as under way meanwhile.
     async fn take_time(&self, cancel: &CancelToken) -> Result<(), ToolError> {
@@ -65,12 +66,13 @@ impl ScriptedWeb {
         }
         self.in_flight.set(self.in_flight.get() - 1);
         if cancel.is_cancelled() {
-            return Err(ToolError::failed("aborted", "the run was stopped"));
+            return Err(ToolError::failed(crate::error::ErrorCode::Aborted, "the run was stopped"));
         }
         Ok(())
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 #[async_trait(?Send)]
 impl WebTools for ScriptedWeb {
     async fn search(
@@ -92,19 +94,25 @@ impl WebTools for ScriptedWeb {
             .iter()
             .find(|p| p.url == url)
             .cloned()
-            .ok_or_else(|| ToolError::failed("fetch_failed", format!("cannot open {url}")))
+            .ok_or_else(|| ToolError::failed(crate::error::ErrorCode::NotFound, format!("cannot open {url}")))
     }
 }
 
-pub fn tools() -> Vec<Rc<dyn Tool>> {
+pub fn tools() -> Vec<Rc<dyn AnyTool>> {
     vec![Rc::new(WebSearch), Rc::new(OpenUrl)]
 }
 
-#[derive(Deserialize)]
-struct SearchArgs {
+/// A web read: research only, kept as a `web_search` artifact.
+const WEB_READ: About =
+    About { heavy: true, persists: Some(ArtifactType::WebSearch), toolsets: Toolsets::RESEARCH, ..About::READ };
+
+pub struct SearchArgs {
     query: String,
-    #[serde(default)]
     max_results: Option<u32>,
+}
+
+pub struct UrlArgs {
+    url: String,
 }
 
 /// Search results as Markdown for the model (and the artifact).
@@ -120,40 +128,64 @@ pub fn format_results(results: &[SearchResult]) -> String {
         .join("\n\n")
 }
 
-tool! {
-    /// Searches the web.
-    WebSearch {
-        name: "web_search",
-        description: "Search the web for current or external information. Returns titles, URLs and extracts; cite them.",
-        parameters: crate::tools::schema(
-            r#"{
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string"},
-                    "max_results": {"type": "integer", "minimum": 1, "maximum": 10}
-                },
-                "required": ["query"]
-            }"#,
-        ),
-        read_only: true,
-        approval: false,
-        heavy: true,
-        merges_queries: true,
-        sends: |a| Some(Outbound::Query(text_arg(a, "query"))),
-        touches: |a| string_arg(a, &["query"]).map(|q| Touch::Reads(Subject::Search(crate::platform::lowercase(&q).split_whitespace().collect::<Vec<_>>().join(" ")))),
-        persists: Some(ArtifactType::WebSearch),
-        call: |args, ctx| {
-            let a: SearchArgs = parse_args("web_search", args)?;
-            if a.query.trim().is_empty() {
-                return Err(ToolError::InvalidArguments { tool: "web_search".into(), message: "`query` is empty".into() });
-            }
-            let query = a.query.trim();
-            let results = ctx.web.search(query, a.max_results.unwrap_or(5).clamp(1, 10), &ctx.cancel).await?;
-            let fenced = fence("search results", &format!("a web search for {query:?}"), &format_results(&results));
-            let mut output = ToolOutput::text(fenced).titled(format!("Search: {query}"));
-            output.links = results.into_iter().map(|r| r.url).filter(|u| !u.is_empty()).collect();
-            Ok(output)
+/// Searches the web.
+pub struct WebSearch;
+
+#[async_trait(?Send)]
+impl Tool for WebSearch {
+    type Args = SearchArgs;
+    fn name(&self) -> &str {
+        "web_search"
+    }
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec::function(
+            "web_search",
+            "Search the web for current or external information. Returns titles, URLs and extracts; cite them.",
+            crate::tools::schema(
+                r#"{
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string"},
+                        "max_results": {"type": "integer", "minimum": 1, "maximum": 10}
+                    },
+                    "required": ["query"]
+                }"#,
+            ),
+        )
+    }
+    fn about(&self) -> About {
+        WEB_READ
+    }
+    fn parse(&self, args: &serde_json::Value) -> Result<SearchArgs, ToolError> {
+        let f = Fields::of("web_search", args)?;
+        let query = f.text(&["query"])?;
+        if query.trim().is_empty() {
+            return Err(f.invalid("`query` is empty"));
         }
+        Ok(SearchArgs { query, max_results: f.number("max_results")?.map(|n| n.clamp(1.0, 10.0) as u32) })
+    }
+    fn sends(&self, a: &SearchArgs) -> Option<Outbound> {
+        Some(Outbound::Query(a.query.trim().to_owned()))
+    }
+    fn touches(&self, a: &SearchArgs) -> Option<Touch> {
+        let normalised = crate::platform::lowercase(&a.query).split_whitespace().collect::<Vec<_>>().join(" ");
+        Some(Touch::Reads(Subject::Search(normalised)))
+    }
+    fn query(&self, a: &SearchArgs) -> Option<String> {
+        Some(a.query.clone())
+    }
+    fn with_query(&self, raw: &serde_json::Value, query: &str) -> Option<serde_json::Value> {
+        let mut raw = raw.clone();
+        raw["query"] = query.into();
+        Some(raw)
+    }
+    async fn call(&self, a: &SearchArgs, ctx: &ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        let query = a.query.trim();
+        let results = ctx.web.search(query, a.max_results.unwrap_or(5), &ctx.cancel).await?;
+        let fenced = fence("search results", &format!("a web search for {query:?}"), &format_results(&results));
+        let mut output = ToolOutput::text(fenced).titled(format!("Search: {query}"));
+        output.links = results.into_iter().map(|r| r.url).filter(|u| !u.is_empty()).collect();
+        Ok(output)
     }
 }
 
@@ -163,16 +195,12 @@ tool! {
         name: "open_url",
         description: "Open a web page and read it as Markdown (pages that need JavaScript to render are not supported).",
         parameters: crate::tools::one_string("url"),
-        read_only: true,
-        approval: false,
-        heavy: true,
-        sends: |a| Some(Outbound::Address(text_arg(a, "url"))),
-        touches: |a| string_arg(a, &["url"]).map(|u| Touch::Reads(Subject::Page(u))),
-        persists: Some(ArtifactType::WebSearch),
-        call: |args, ctx| {
-            #[derive(Deserialize)]
-            struct A { url: String }
-            let a: A = parse_args("open_url", args)?;
+        about: WEB_READ,
+        args: UrlArgs,
+        parse: |f| Ok(UrlArgs { url: f.text(&["url"])? }),
+        touches: |a| Some(Touch::Reads(Subject::Page(a.url.trim().to_owned()))),
+        sends: |a| Some(Outbound::Address(a.url.trim().to_owned())),
+        call: |a, ctx| {
             let page = ctx.web.open_url(a.url.trim(), &ctx.cancel).await?;
             let title = if page.title.trim().is_empty() { page.url.clone() } else { page.title.clone() };
             let fenced = fence("web page", &page.url, &format!("# {title}\n{}\n\n{}", page.url, page.markdown));

@@ -35,7 +35,6 @@ export interface ClosestRegion {
   endLine: number;
   text: string;
 }
-export type AditErrorCode = "no_match" | "ambiguous" | "parse";
 /** The `Error` thrown by the Adit functions. */
 export interface AditError extends Error {
   code: AditErrorCode;

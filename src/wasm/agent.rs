@@ -95,7 +95,8 @@ export type AgentEvent =
   | { type: "node"; node: string }
   | { type: "active_tool"; tool: string | null }
   | { type: "content"; text: string }
-  | { type: "artifact"; data: { id: string; action: string; title?: string } }
+  /** A tool result was kept as an artifact, or a delegate wrote one. */
+  | { type: "artifact"; data: { id: string; action: "created"; title: string } }
   | { type: "warning"; message: string }
   | { type: "info"; name: "routed"; data: { strategy: Strategy; reasoning: string } }
   | { type: "info"; name: "search_optimized"; data: { from: string[]; query: string } }

@@ -5,6 +5,7 @@ use js_sys::{Error, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::adit::AditError;
+use crate::error::ErrorCode;
 
 fn set(target: &JsValue, key: &str, value: &JsValue) {
     // Setting a property on a fresh Error object cannot fail.
@@ -12,16 +13,16 @@ fn set(target: &JsValue, key: &str, value: &JsValue) {
 }
 
 /// A JS `Error` with `name` "AtelierError" and the given `code`.
-pub(crate) fn coded(code: &str, message: &str) -> Error {
+pub(crate) fn coded(code: ErrorCode, message: &str) -> Error {
     let err = Error::new(message);
     err.set_name("AtelierError");
-    set(&err, "code", &JsValue::from_str(code));
+    set(&err, "code", &JsValue::from_str(code.as_str()));
     err
 }
 
 /// A JS argument that does not have the documented shape.
 pub(crate) fn invalid_argument(what: &str, detail: impl std::fmt::Display) -> JsValue {
-    coded("invalid_argument", &format!("{what}: {detail}")).into()
+    coded(ErrorCode::InvalidArgument, &format!("{what}: {detail}")).into()
 }
 
 /// An Adit failure: `code`, `index`, and the details of its kind
@@ -57,5 +58,5 @@ pub(crate) fn store(e: crate::store::StoreError) -> JsValue {
 /// A failed run (`code`: the model's or the graph's, e.g. not_configured,
 /// upstream_unavailable, recursion_limit).
 pub(crate) fn agent(e: crate::agent::AgentError) -> JsValue {
-    coded(&e.code, &e.message).into()
+    coded(e.code, &e.message).into()
 }

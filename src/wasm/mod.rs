@@ -10,26 +10,15 @@ mod convert;
 mod error;
 mod memories;
 mod projects;
+mod search;
 mod sessions;
 
 use wasm_bindgen::prelude::*;
 
+/// The `AditErrorCode` and `AtelierErrorCode` unions, written from the
+/// Rust list of codes (`src/error.rs`).
 #[wasm_bindgen(typescript_custom_section)]
-const TS_COMMON: &'static str = r#"
-/**
- * Stable codes of the `Error`s this package throws (`err.code`). A native
- * test (`src/error_codes.rs`) checks this list against every code the Rust
- * errors can carry.
- */
-export type AtelierErrorCode =
-  | AditErrorCode
-  | "invalid_argument"
-  | "quota_exceeded" | "not_found" | "ambiguous" | "lifecycle" | "edit_failed" | "codec" | "storage"
-  | "not_configured" | "upstream_unavailable" | "rate_limited" | "auth" | "context_too_long" | "bad_request"
-  | "malformed_response" | "structured_output_refused" | "recursion_limit" | "invalid_graph" | "nothing_to_resume"
-  | "unknown_route" | "no_such_checkpoint" | "invalid_state" | "busy" | "review_pending"
-  | "conflict" | "reload_required" | "blocked" | "tool_loop" | "not_running" | "context_overflow" | "incomplete";
-"#;
+const TS_ERROR_CODES: &'static str = crate::error::TS_ERROR_CODES;
 
 /// Runs when the module is instantiated: panics (which bad input must never
 /// cause) are reported on the console with their message and location

@@ -40,6 +40,8 @@ export interface PlotItem {
 /** A whole project as one JSON document (`exportProject` / `importProject`). */
 export interface ProjectExport {
   format: "atelier-agent/project"; version: 1; project: Project; manuscripts: ManuscriptSection[]; plots: PlotItem[];
+  /** The project's continuity notes (append-only artifacts). An import without them keeps the notes there. */
+  continuity: Artifact[];
 }
 "#;
 
@@ -161,7 +163,10 @@ impl JsAgent {
 
     /// Restores an exported project (replacing one with the same id).
     #[wasm_bindgen(js_name = importProject, unchecked_return_type = "Promise<Project>")]
-    pub fn import_project(&self, #[wasm_bindgen(unchecked_param_type = "ProjectExport")] document: JsValue) -> Promise {
+    pub fn import_project(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProjectExport | Omit<ProjectExport, \"continuity\">")] document: JsValue,
+    ) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
             let document = super::convert::value_from_js("a ProjectExport", document)?;

@@ -24,8 +24,11 @@ export interface TranscriptEntry {
   role: "person" | "agent";
   /** The person's input, or the agent's Markdown stream for the turn. */
   text: string;
-  /** For the agent: "completed", or "interrupted" while a review waits. */
-  status?: "completed" | "interrupted";
+  /**
+   * For the agent: "completed", or "interrupted" while a review waits; for
+   * the person's words added while a run worked (`interject`): "interjection".
+   */
+  status?: "completed" | "interrupted" | "interjection";
   createdAt: number;
 }
 "#;

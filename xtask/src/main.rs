@@ -114,6 +114,9 @@ fn test() -> Result {
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;
     let tsc = root.join("www/node_modules/.bin/tsc");
+    // Samples of every value the package sends to JS, serialised by the Rust
+    // types (target/ts-samples/samples.ts), checked with the consumer.
+    run(Cmd::new("cargo").args(["test", "-p", "atelier-agent", "--lib", "boundary::"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "tests/ts-consumer/tsconfig.json"]).dir(&root))?;
     run(Cmd::new(&tsc).args(["--project", "www/tsconfig.json"]).dir(&root))?;
     // The package's own JS modules (JSDoc-typed).
@@ -298,7 +301,7 @@ fn fuzz(seconds: Option<&str>) -> Result {
     let seconds: u64 = seconds.unwrap_or("60").parse().map_err(|_| "fuzz takes a number of seconds")?;
     let root = root();
     tools::ensure_cargo_fuzz()?;
-    for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json", "html_page"] {
+    for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json", "proxy_ollama", "html_page"] {
         section(&format!("fuzzing {target} for {seconds} s"));
         run(Cmd::new("cargo")
             .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")])

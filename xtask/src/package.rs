@@ -30,27 +30,40 @@ struct StdBuild {
     rustflags: Vec<String>,
 }
 
+/// The environment variable that asks for the plain build (the prebuilt
+/// standard library) when the build-std one cannot be made.
+pub const PLAIN_STD: &str = "ATELIER_PLAIN_STD";
+
 impl StdBuild {
-    /// Whether this compiler takes the flags (they are unstable: a compiler
-    /// older or newer than the one they were measured on may not). The
-    /// standard library's sources come with rustup's `rust-src`.
-    fn usable(&self) -> bool {
-        if let Err(e) = crate::tools::ensure_rust_src() {
-            eprintln!("note: {e}; building without the package's own standard library (a larger .wasm)");
-            return false;
+    /// Whether release builds compile `std` with the package: yes, unless
+    /// the person asked for the plain build (`ATELIER_PLAIN_STD=1`). A
+    /// compiler that cannot (no rustup `rust-src`, or it refuses the
+    /// unstable flags, as a compiler older or newer than the one they were
+    /// measured on may) fails the build: falling back would ship a package
+    /// about 22 KB gzip larger without anyone deciding so.
+    fn wanted(&self) -> Result<bool> {
+        if std::env::var(PLAIN_STD).is_ok_and(|v| v == "1") {
+            eprintln!(
+                "note: {PLAIN_STD}=1: building with the prebuilt standard library (about 22 KB gzip more, panics keep \
+                 their messages)"
+            );
+            return Ok(false);
         }
+        let unusable = |why: String| {
+            format!(
+                "the release build compiles the standard library with the package (wasm-pack.toml [std]) and {why}. \
+                 Fix that, or build the larger plain package on purpose with {PLAIN_STD}=1"
+            )
+        };
+        crate::tools::ensure_rust_src().map_err(|e| unusable(e.to_string()))?;
         let probe = Cmd::new("rustc")
             .args(&self.rustflags)
             .args(["--print", "cfg", "--target", "wasm32-unknown-unknown"])
             .env("RUSTC_BOOTSTRAP", "1");
         if crate::cmd::output(probe).is_none() {
-            eprintln!(
-                "note: rustc does not take {}; building without the package's own standard library (a larger .wasm)",
-                self.rustflags.join(" ")
-            );
-            return false;
+            return Err(unusable(format!("rustc does not take {}", self.rustflags.join(" "))));
         }
-        true
+        Ok(true)
     }
 
     /// Adds the cargo arguments and environment to a `wasm-pack build`.
@@ -147,7 +160,10 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
         cmd = cmd.args(["--out-dir", &entry.out_dir, "--out-name", &matrix.package.out_name]);
         cmd = cmd.arg(if entry.release { "--release" } else { "--dev" });
         // What follows `--` goes to cargo build.
-        let std = matrix.std.as_ref().filter(|s| entry.release && s.usable());
+        let std = match &matrix.std {
+            Some(std) if entry.release && std.wanted()? => Some(std),
+            _ => None,
+        };
         if !entry.features.is_empty() || std.is_some() {
             // The crate's path first: wasm-pack would take the first word
             // after `--` that does not start with `-` for it.
@@ -175,12 +191,21 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
             }
         }
         write_npm_fields(&out, &matrix.package)?;
+        // wasm-pack copies them (Cargo.toml names the licenses); the package must ship them.
+        for license in LICENSES {
+            if !out.join(license).is_file() {
+                return Err(format!("{} lacks {license}", out.display()));
+            }
+        }
         std::fs::copy(root.join("docs/npm-README.md"), out.join("README.md"))
             .map_err(|e| format!("cannot write the npm README: {e}"))?;
         outs.push(out);
     }
     Ok(outs)
 }
+
+/// The license files of "MIT OR Apache-2.0", shipped in every package.
+const LICENSES: [&str; 2] = ["LICENSE-APACHE", "LICENSE-MIT"];
 
 fn write_npm_fields(out: &Path, config: &PackageConfig) -> Result {
     let path = out.join("package.json");
@@ -201,6 +226,14 @@ fn write_npm_fields(out: &Path, config: &PackageConfig) -> Result {
     if let (Some(pkg), Some(fields)) = (pkg.as_object_mut(), fields.as_object()) {
         for (k, v) in fields {
             pkg.insert(k.clone(), v.clone());
+        }
+        // npm packs only the listed files: the licenses among them.
+        if let Some(files) = pkg.get_mut("files").and_then(|f| f.as_array_mut()) {
+            for license in LICENSES {
+                if !files.iter().any(|f| f == license) {
+                    files.push(license.into());
+                }
+            }
         }
     }
     let text = serde_json::to_string_pretty(&pkg).map_err(|e| e.to_string())?;

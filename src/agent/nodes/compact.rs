@@ -3,9 +3,9 @@
 //! over word for word. The rules themselves live in `agent::compress`.
 
 use super::super::compress::{self, Compaction, Reason};
+use super::super::env::AgentEnv;
 use super::super::events::Ctx;
 use super::super::state::AgentState;
-use super::super::AgentEnv;
 use super::request::RequestParts;
 use crate::llm::{ask_structured, estimate_request, ChatRequest, LlmError, Message};
 
@@ -18,7 +18,7 @@ pub(super) enum CompactError {
     #[error("the sub model failed: {0}")]
     Model(LlmError),
     #[error("the summary does not have the expected fields: {0}")]
-    Fields(serde_json::Error),
+    Fields(String),
     #[error("the part to summarise does not fit the sub model's request even when cut short")]
     TooLarge,
 }
@@ -39,7 +39,7 @@ pub(super) fn last_is_heavy(env: &AgentEnv, state: &AgentState, window: usize) -
             .flat_map(|m| m.tool_calls())
             .find(|c| c.id == *tool_call_id)
             .and_then(|c| env.tools.get(&c.function.name))
-            .is_some_and(|tool| tool.heavy_result());
+            .is_some_and(|tool| tool.about().heavy);
     by_tool || compress::heavy_share(content, window)
 }
 
@@ -67,7 +67,7 @@ fn choose_cut(
     for k in (1..=keep).rev() {
         let Some(at) = compress::cut(&state.messages, from, k) else { continue };
         let trial = Compaction { upto: at, ..current.cloned().unwrap_or_default() };
-        let estimate = estimate_request(&parts.request("", &state.messages, Some(&trial)));
+        let estimate = estimate_request(&parts.request("", state, Some(&trial)));
         if estimate + compress::MAX_SUMMARY_TOKENS as usize <= target {
             return Some(at);
         }
@@ -97,7 +97,9 @@ pub(super) async fn compact(
         return Ok(None);
     }
     let budget = settings.context_window.saturating_sub(compress::MAX_SUMMARY_TOKENS as usize + 256);
-    let input = compress::compressor_input(current.map(|c| &c.summary), part, budget).ok_or(CompactError::TooLarge)?;
+    let bulk = |tool: &str, field: &str| env.tools.get(tool).is_some_and(|t| t.is_bulk(field));
+    let input =
+        compress::compressor_input(current.map(|c| &c.summary), part, budget, &bulk).ok_or(CompactError::TooLarge)?;
     let mut request =
         ChatRequest::new(settings.sub_model.clone(), vec![Message::system(compress::PROMPT), Message::user(input)]);
     request.temperature = Some(0.0);
@@ -111,7 +113,7 @@ pub(super) async fn compact(
     let summary = compress::parse_summary(answer.value).map_err(CompactError::Fields)?;
     let previous = current.map(|c| c.constraints.as_slice()).unwrap_or_default();
     let constraints = compress::merge_constraints(&[previous, &compress::person_constraints(part, from == 0)]);
-    let (artifacts, artifact_listing) = parts.carried(part, current);
+    let (artifacts, artifact_listing) = parts.carried(state, (from, at), current);
     Ok(Some(Compaction {
         upto: at,
         summary,

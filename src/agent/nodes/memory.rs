@@ -6,10 +6,10 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::super::events::{Ctx, Emit, Info};
+use super::super::env::AgentEnv;
+use super::super::events::{Ctx, Emit, Info, Phase};
 use super::super::prompts;
-use super::super::state::{AgentState, AgentUpdate, Phase};
-use super::super::AgentEnv;
+use super::super::state::{AgentState, AgentUpdate};
 use super::last_user_text;
 use crate::graph::{Node, NodeError};
 use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
@@ -47,12 +47,7 @@ impl Node<AgentState> for MemoryJudge {
                 false
             }
         };
-        Ok(AgentUpdate {
-            memory_worthy: Some(worthy),
-            current_phase: Some(Phase::Memorizing),
-            latest_node_name: Some(Some("memory_judge".into())),
-            ..Default::default()
-        })
+        Ok(AgentUpdate { memory_worthy: Some(worthy), ..Default::default() })
     }
 }
 
@@ -88,11 +83,6 @@ impl Node<AgentState> for MemoryRefiner {
             Err(LlmError::Aborted) => return Err(NodeError::Aborted),
             Err(e) => ctx.warning(format!("the memory refiner failed: {e}")),
         }
-        Ok(AgentUpdate {
-            memory_worthy: Some(false),
-            current_phase: Some(Phase::Idle),
-            latest_node_name: Some(Some("memory_refiner".into())),
-            ..Default::default()
-        })
+        Ok(AgentUpdate { memory_worthy: Some(false), ..Default::default() })
     }
 }

@@ -1,20 +1,21 @@
 //! The assistant graph's nodes, one topic per file: routing, the model
-//! call and its prompt, running tools (with the search optimiser), and
-//! long-term memory. Reviews live in `agent::review`.
+//! call and its request, running tools (with the search optimiser), the
+//! two review nodes, and long-term memory.
 
-mod act;
 mod compact;
 mod memory;
 mod reply;
 mod request;
+mod review;
 mod route;
 mod search;
+mod tools;
 
-pub use act::Tools;
-pub(in crate::agent) use act::{execute, parse_arguments, replayed, tool_context};
 pub use memory::{MemoryJudge, MemoryRefiner};
 pub use reply::{render_call, Agent, Chat};
+pub use review::{PrepareReview, Review};
 pub use route::{fallback_strategy, Router};
+pub use tools::Tools;
 
 use super::state::AgentState;
 use crate::graph::NodeError;

@@ -4,35 +4,36 @@
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use serde_json::Value;
 
-use super::super::events::{AgentEvent, Ctx, Emit, Info};
-use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
-use super::super::AgentEnv;
+use super::super::call::{Answer, Answers};
+use super::super::env::AgentEnv;
+use super::super::events::{AgentEvent, Ctx, Emit, Info, Phase};
+use super::super::state::{AgentState, AgentUpdate};
+use super::super::strategy::Strategy;
+use super::super::{completion, compress, facts};
 use super::compact::{compact, last_is_heavy, CompactError};
 use super::llm_failure;
 use super::request::{interjections, RequestParts};
-use crate::agent::{completion, compress, facts};
 use crate::context::summarize_arguments;
 use crate::context::untrusted::{defuse_fences, FenceGuard};
+use crate::error::ErrorCode;
 use crate::graph::{Node, NodeError};
 use crate::llm::{Delta, Message, ToolCall};
-use crate::tools::ToolRegistry;
+use crate::tools::{CallRecord, Outcome, ToolRegistry};
 
 /// The visible Markdown for a tool call: thoughts, plans and tool chips as
-/// fenced blocks; the `respond` answer as plain Markdown.
+/// fenced blocks (the arguments in one line, bulk fields by their size);
+/// the `respond` answer as plain Markdown.
 pub fn render_call(tools: &ToolRegistry, call: &ToolCall) -> String {
     let name = call.function.name.as_str();
-    let shown = tools.get(name).and_then(|tool| {
-        let args: Value = serde_json::from_str(&call.function.arguments).unwrap_or(Value::Null);
-        tool.render(&args)
-    });
+    let shown = tools.bind(call).ok().and_then(|bound| bound.render());
     // Model-written text: it must not be able to draw a chip of its own.
     shown.unwrap_or_else(|| {
+        let bulk = |field: &str| tools.get(name).is_some_and(|t| t.is_bulk(field));
         format!(
             "\n```tool\n{}({})\n```\n",
             defuse_fences(name),
-            defuse_fences(&summarize_arguments(&call.function.arguments))
+            defuse_fences(&summarize_arguments(&call.function.arguments, &bulk))
         )
     })
 }
@@ -57,10 +58,10 @@ async fn call_model(
     let window = settings.context_window;
     let mut compaction = state.compaction.clone();
     let mut calls_since = state.calls_since_compaction;
-    let mut request = parts.request(&settings.main_model, &state.messages, compaction.as_ref());
+    let mut request = parts.request(&settings.main_model, state, compaction.as_ref());
     let mut estimate = crate::llm::estimate_request(&request);
     let heavy = last_is_heavy(env, state, window);
-    let facts = facts::derive(&state.messages, &env.tools);
+    let facts = facts::derive(&state.messages, &state.records);
     if with_tools {
         let (reads, web, changes) = facts.counts();
         ctx.emit(AgentEvent::Facts { reads, web, changes });
@@ -68,7 +69,7 @@ async fn call_model(
     if let Some(reason) = compress::decide(estimate, window, heavy, calls_since, &settings.compression) {
         match compact(env, state, ctx, &parts, reason).await {
             Ok(Some(done)) => {
-                request = parts.request(&settings.main_model, &state.messages, Some(&done));
+                request = parts.request(&settings.main_model, state, Some(&done));
                 let after = crate::llm::estimate_request(&request);
                 ctx.emit(AgentEvent::Compressed { reason, tokens_before: estimate, tokens_after: after });
                 estimate = after;
@@ -87,7 +88,7 @@ async fn call_model(
     // silently drop its beginning (the system prompt first).
     if estimate > window {
         return Err(NodeError::failed(
-            "context_overflow",
+            ErrorCode::ContextOverflow,
             format!(
                 "the request would take about {estimate} tokens, more than the model's context window of {window} \
                  (setting contextWindow), even with the older conversation summarised: start a new session, turn \
@@ -136,15 +137,22 @@ async fn call_model(
             cached_tokens: usage.cached_tokens,
         });
     }
+    // What the update appends: interjections, the model's message, nudges.
+    let interjected = parts.into_interjected();
+    let mut answers = Answers::at(state.messages.len());
+    for message in interjected {
+        answers.push_message(message);
+    }
+    let calls = outcome.message.tool_calls().to_vec();
+    answers.push_message(outcome.message);
     // Completion rules: an early final answer is not accepted.
-    let mut nudge = Vec::new();
+    let mut nudges = Vec::new();
     if with_tools {
-        let calls = outcome.message.tool_calls();
-        let finishing = calls.is_empty() || calls.iter().any(|c| env.tools.delivers_answer(c));
+        let finishing = calls.is_empty() || calls.iter().any(|c| env.tools.answers(&c.function.name));
         if let Some(rule) = finishing.then(|| completion::unmet(strategy, state, &facts)).flatten() {
-            if completion::nudges(state) >= completion::MAX_NUDGES {
+            if state.nudge_count() >= completion::MAX_NUDGES {
                 return Err(NodeError::failed(
-                    "incomplete",
+                    ErrorCode::Incomplete,
                     format!(
                         "the model tried to finish {} times without doing what the task needs ({}); the run was \
                          stopped",
@@ -155,25 +163,22 @@ async fn call_model(
             }
             ctx.info(Info::Nudged { rule });
             if calls.is_empty() {
-                nudge.push(Message::user(rule.nudge()));
+                nudges.push(answers.push_message(Message::user(rule.nudge())));
             }
-            for call in calls.iter().filter(|c| env.tools.delivers_answer(c)) {
-                nudge.push(Message::tool(call.id.clone(), rule.nudge()));
+            for call in calls.iter().filter(|c| env.tools.answers(&c.function.name)) {
+                let record = CallRecord::new(&call.function.name, Outcome::Nudged);
+                nudges.push(answers.push(Answer::new(&call.id, rule.nudge(), record)));
             }
         }
     }
-    let mut messages = parts.into_interjected();
-    messages.push(outcome.message);
-    messages.extend(nudge);
     Ok(AgentUpdate {
-        messages,
+        messages: answers.messages,
+        records: answers.records,
+        nudges,
         interjections: interjection_ids,
-        loop_count: Some(state.loop_count + 1),
         compaction: Some(compaction),
         calls_since_compaction: Some(calls_since + 1),
         output: Some(output),
-        latest_node_name: Some(Some(if with_tools { "agent" } else { "chat" }.into())),
-        current_phase: Some(Phase::Answering),
         ..Default::default()
     })
 }

@@ -1,17 +1,24 @@
 //! The request of a main-model call: the static system prompt and tools,
 //! the compression summary (if any) and the conversation after it
-//! (append-only), and the injected context (artifact index, system status,
-//! answer rules) in the trailing user message.
+//! (append-only, but for the text of artifacts the person turned off or
+//! deleted, which gives way to a placeholder naming them), and the
+//! injected context (artifact index, system status, answer rules) in the
+//! trailing user message.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
 
 use super::super::compress::Compaction;
+use super::super::env::AgentEnv;
 use super::super::events::{Ctx, Emit};
 use super::super::prompts;
-use super::super::state::{AgentState, Strategy};
-use super::super::AgentEnv;
+use super::super::state::AgentState;
+use super::super::strategy::Strategy;
 use super::super::{continuity, facts};
 use crate::context::{render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry};
 use crate::llm::{add_user_text, alternate, ChatRequest, Message, ToolSpec};
-use crate::tools::Subject;
+use crate::tools::{CallRecord, Subject, ToolRegistry};
 
 /// An active artifact as the index may show it.
 struct Listed {
@@ -65,15 +72,71 @@ async fn projects_in_focus(env: &AgentEnv, known: &facts::Facts) -> Vec<String> 
     out
 }
 
-/// The ids of the artifacts whose tool results `messages` hold.
-fn kept_in(messages: &[Message]) -> Vec<&str> {
-    messages
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool { content, .. } => crate::tools::kept_artifact_id(content),
-            _ => None,
-        })
-        .collect()
+/// The ids of the artifacts kept from the results of `records` at or
+/// after message `from` (and before `to`).
+fn kept_in(records: &[CallRecord], from: usize, to: usize) -> Vec<&str> {
+    records.iter().filter(|r| r.at >= from && r.at < to).filter_map(|r| r.kept.as_deref()).collect()
+}
+
+/// What stands in a message for the text of an artifact the person turned
+/// off or deleted (its id only: its title can carry its text too).
+fn left_out(id: &str, deleted: bool) -> String {
+    if deleted {
+        format!("[Left out: artifact {id} was deleted by the person.]")
+    } else {
+        format!(
+            "[Left out: artifact {id} is turned off by the person; its text is not in this conversation until it is \
+             turned on again.]"
+        )
+    }
+}
+
+/// The messages that carry the text of artifacts the person turned off or
+/// deleted, with that text replaced: a call's result by the placeholder, its
+/// bulk arguments (an artifact's content written by the model) too.
+async fn without_hidden(env: &AgentEnv, state: &AgentState, active: &[Listed]) -> Vec<(usize, Message)> {
+    let is_active = |id: &str| active.iter().any(|a| a.id == id);
+    let mut gone: Vec<(&str, bool)> = Vec::new();
+    for id in state.records.iter().flat_map(CallRecord::artifacts) {
+        if !is_active(id) && !gone.iter().any(|(g, _)| *g == id) {
+            match env.db.artifact(id).await {
+                Ok(a) if a.is_active => {}
+                found => gone.push((id, found.is_err())),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for record in &state.records {
+        let Some((id, deleted)) = gone.iter().find(|(g, _)| record.artifacts().any(|a| a == *g)) else { continue };
+        let placeholder = left_out(id, *deleted);
+        let Some(Message::Tool { tool_call_id, .. }) = state.messages.get(record.at) else { continue };
+        out.push((record.at, Message::tool(tool_call_id.clone(), placeholder.clone())));
+        // The call's own arguments, in the assistant message before it.
+        let Some(at) = state.messages[..record.at].iter().rposition(|m| !m.tool_calls().is_empty()) else { continue };
+        let message = match out.iter().position(|(i, _)| *i == at) {
+            Some(i) => out.remove(i).1,
+            None => state.messages[at].clone(),
+        };
+        let Message::Assistant { content, mut tool_calls } = message else { continue };
+        if let Some(call) = tool_calls.iter_mut().find(|c| c.id == *tool_call_id) {
+            call.function.arguments =
+                bulk_left_out(&env.tools, &call.function.name, &call.function.arguments, &placeholder);
+        }
+        out.push((at, Message::Assistant { content, tool_calls }));
+    }
+    out
+}
+
+/// A call's arguments with the fields its tool declares bulk replaced.
+fn bulk_left_out(tools: &ToolRegistry, name: &str, arguments: &str, placeholder: &str) -> String {
+    let Some(tool) = tools.get(name) else { return arguments.to_owned() };
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(arguments) else { return arguments.to_owned() };
+    for (field, value) in map.iter_mut() {
+        if tool.is_bulk(field) {
+            *value = Value::String(placeholder.to_owned());
+        }
+    }
+    Value::Object(map).to_string()
 }
 
 /// A main-model request in its three parts: the static prefix (the
@@ -85,6 +148,8 @@ pub(super) struct RequestParts {
     system: String,
     tools: Vec<ToolSpec>,
     artifacts: Vec<Listed>,
+    /// Messages (by index) with the text of artifacts turned off or deleted left out.
+    hidden: Vec<(usize, Message)>,
     agent_mode: bool,
     tail: Vec<String>,
     interjected: Vec<Message>,
@@ -111,10 +176,16 @@ impl RequestParts {
             agent_mode: with_tools,
             ..Default::default()
         };
-        let artifacts = artifact_list(env, ctx.thread_id, options).await.unwrap_or_else(|e| {
-            ctx.warning(format!("the session artifacts could not be read: {e}"));
-            Vec::new()
-        });
+        let (artifacts, hidden) = match artifact_list(env, ctx.thread_id, options).await {
+            Ok(artifacts) => {
+                let hidden = without_hidden(env, state, &artifacts).await;
+                (artifacts, hidden)
+            }
+            Err(e) => {
+                ctx.warning(format!("the session artifacts could not be read: {e}"));
+                (Vec::new(), Vec::new())
+            }
+        };
         tail.push(format!(
             "## System status\nAgent mode: {}. Long-term memory: {}.",
             if state.agent_mode {
@@ -126,7 +197,7 @@ impl RequestParts {
         ));
         if with_tools {
             let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
-            let known = facts::derive(&state.messages, &env.tools);
+            let known = facts::derive(&state.messages, &state.records);
             tail.extend(known.render(upto));
             if strategy == Strategy::Writing {
                 // The continuity notes of the projects this session works
@@ -140,19 +211,12 @@ impl RequestParts {
         if state.used_tools() {
             tail.push(prompts::ANSWER_RULES.to_owned());
         }
-        let tools = if with_tools {
-            let names = match strategy {
-                Strategy::Writing => crate::tools::EDITORIAL_TOOLS,
-                _ => crate::tools::RESEARCH_TOOLS,
-            };
-            env.tools.specs(names)
-        } else {
-            Vec::new()
-        };
+        let tools = if with_tools { env.tools.specs(strategy.toolsets()) } else { Vec::new() };
         RequestParts {
             system: prompts::system(strategy),
             tools,
             artifacts,
+            hidden,
             agent_mode: with_tools,
             tail,
             interjected,
@@ -177,38 +241,44 @@ impl RequestParts {
             .collect()
     }
 
-    /// The artifacts a compaction cutting `part` carries in its summary:
-    /// those whose tool results it summarises and those the previous
-    /// summary carried, while still active. Their ids and their listing.
-    pub(super) fn carried(&self, part: &[Message], previous: Option<&Compaction>) -> (Vec<String>, String) {
-        let mut ids: Vec<&str> = kept_in(part);
+    /// The artifacts a compaction cutting the messages `from..to` carries in
+    /// its summary: those whose tool results it summarises and those the
+    /// previous summary carried, while still active. Their ids and their
+    /// listing.
+    pub(super) fn carried(
+        &self,
+        state: &AgentState,
+        (from, to): (usize, usize),
+        previous: Option<&Compaction>,
+    ) -> (Vec<String>, String) {
+        let mut ids: Vec<&str> = kept_in(&state.records, from, to);
         ids.extend(previous.into_iter().flat_map(|c| c.artifacts.iter().map(String::as_str)));
         let entries = self.entries(|id| ids.contains(&id));
         let listing = render_index(&entries, self.agent_mode).unwrap_or_default();
         (entries.iter().map(|e| e.id.to_owned()).collect(), listing)
     }
 
-    /// The artifact index of the tail: the active artifacts the messages
-    /// sent do not already show (a tool result names its artifact; the
-    /// summary lists the ones it carries), and the shown ones since
-    /// deleted or turned off. Small, so the prefix before it stays most of
-    /// the request.
-    fn index(&self, kept: &[Message], compaction: Option<&Compaction>) -> Option<String> {
-        let mut shown: Vec<&str> = kept_in(kept);
-        shown.extend(compaction.into_iter().flat_map(|c| c.artifacts.iter().map(String::as_str)));
-        let entries = self.entries(|id| !shown.contains(&id));
-        let gone: Vec<&str> = shown.iter().copied().filter(|id| !self.artifacts.iter().any(|a| a.id == *id)).collect();
-        let mut out = render_index(&entries, self.agent_mode).unwrap_or_default();
-        if !gone.is_empty() {
-            if !out.is_empty() {
-                out.push_str("\n\n");
-            }
-            out.push_str(&format!(
-                "No longer available (deleted or turned off by the person since shown above): {}",
-                gone.join(", ")
-            ));
+    /// The compaction as this request shows it: as it was written, unless an
+    /// artifact its listing carries was turned off or deleted since (its
+    /// snippet then leaves the listing: the person's action breaks the
+    /// cached prefix once).
+    fn compaction_now<'c>(&self, compaction: &'c Compaction) -> Cow<'c, Compaction> {
+        if compaction.artifacts.iter().all(|id| self.artifacts.iter().any(|a| a.id == *id)) {
+            return Cow::Borrowed(compaction);
         }
-        (!out.is_empty()).then_some(out)
+        let entries = self.entries(|id| compaction.artifacts.iter().any(|c| c == id));
+        let artifact_listing = render_index(&entries, self.agent_mode).unwrap_or_default();
+        Cow::Owned(Compaction { artifact_listing, ..compaction.clone() })
+    }
+
+    /// The artifact index of the tail: the active artifacts the messages
+    /// sent do not already show (a kept tool result names its artifact; the
+    /// summary lists the ones it carries). Small, so the prefix before it
+    /// stays most of the request.
+    fn index(&self, state: &AgentState, cut: usize, compaction: Option<&Compaction>) -> Option<String> {
+        let mut shown: Vec<&str> = kept_in(&state.records, cut, usize::MAX);
+        shown.extend(compaction.into_iter().flat_map(|c| c.artifacts.iter().map(String::as_str)));
+        render_index(&self.entries(|id| !shown.contains(&id)), self.agent_mode)
     }
 
     /// What the person added while the run worked, as given to this call.
@@ -216,22 +286,28 @@ impl RequestParts {
         self.interjected
     }
 
-    /// The request for `model` over the conversation `messages`, of which
-    /// those before the compaction's cut are replaced by its summary.
-    pub(super) fn request(&self, model: &str, messages: &[Message], compaction: Option<&Compaction>) -> ChatRequest {
-        let kept = &messages[compaction.map_or(0, |c| c.upto).min(messages.len())..];
-        let mut out = Vec::with_capacity(kept.len() + 3);
+    /// The request for `model` over the state's conversation, of which the
+    /// messages before the compaction's cut are replaced by its summary.
+    pub(super) fn request(&self, model: &str, state: &AgentState, compaction: Option<&Compaction>) -> ChatRequest {
+        let messages = &state.messages;
+        let cut = compaction.map_or(0, |c| c.upto).min(messages.len());
+        let mut out = Vec::with_capacity(messages.len() - cut + 3);
         out.push(Message::system(self.system.clone()));
         // The summary stands where the messages it replaces stood: it
         // changes only at a compaction, so the requests between two
         // compactions keep one byte-identical prefix (in the tail it would
         // be re-sent after the cache's end on every call).
         if let Some(c) = compaction {
-            out.push(Message::user(c.render(self.constraint_tokens)));
+            out.push(Message::user(self.compaction_now(c).render(self.constraint_tokens)));
         }
-        out.extend_from_slice(kept);
+        for (at, message) in messages.iter().enumerate().skip(cut) {
+            match self.hidden.iter().find(|(i, _)| *i == at) {
+                Some((_, left_out)) => out.push(left_out.clone()),
+                None => out.push(message.clone()),
+            }
+        }
         out.extend(self.interjected.iter().cloned());
-        let mut tail: Vec<String> = self.index(kept, compaction).into_iter().collect();
+        let mut tail: Vec<String> = self.index(state, cut, compaction).into_iter().collect();
         tail.extend(self.tail.iter().cloned());
         // After the person's words (or, in the tool loop, after the tool
         // results): everything before it stays byte-stable.

@@ -5,10 +5,11 @@ use std::rc::Rc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::super::events::{Ctx, Emit, Info};
+use super::super::env::AgentEnv;
+use super::super::events::{Ctx, Emit, Info, Phase};
 use super::super::prompts;
-use super::super::state::{AgentState, AgentUpdate, Phase, Strategy};
-use super::super::AgentEnv;
+use super::super::state::{AgentState, AgentUpdate};
+use super::super::strategy::Strategy;
 use super::last_user_text;
 use crate::graph::{Node, NodeError};
 use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
@@ -38,13 +39,7 @@ impl Node<AgentState> for Router {
         ctx.phase(Phase::Planning);
         let input = last_user_text(state);
         if !state.agent_mode {
-            return Ok(AgentUpdate {
-                strategy: Some(Some(Strategy::ChatOnly)),
-                routing_decision: Some(Some("agent mode is off".into())),
-                latest_node_name: Some(Some("router".into())),
-                current_phase: Some(Phase::Planning),
-                ..Default::default()
-            });
+            return Ok(AgentUpdate { strategy: Some(Some(Strategy::ChatOnly)), ..Default::default() });
         }
         let sub = self.0.settings.borrow().sub_model.clone();
         let request = ChatRequest::new(sub, vec![Message::system(prompts::ROUTER), Message::user(input.clone())]);
@@ -59,12 +54,7 @@ impl Node<AgentState> for Router {
             Err(LlmError::Aborted) => return Err(NodeError::Aborted),
             Err(e) => (fallback_strategy(&input), format!("fallback: {}", e.code())),
         };
-        ctx.info(Info::Routed { strategy, reasoning: reasoning.clone() });
-        Ok(AgentUpdate {
-            strategy: Some(Some(strategy)),
-            routing_decision: Some(Some(reasoning)),
-            latest_node_name: Some(Some("router".into())),
-            ..Default::default()
-        })
+        ctx.info(Info::Routed { strategy, reasoning });
+        Ok(AgentUpdate { strategy: Some(Some(strategy)), ..Default::default() })
     }
 }

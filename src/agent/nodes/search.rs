@@ -1,36 +1,38 @@
 //! The search optimiser: the web searches of one batch become one query.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use super::super::call::Call;
+use super::super::env::AgentEnv;
 use super::super::events::{Ctx, Emit, Info};
 use super::super::prompts;
 use super::super::state::AgentState;
-use super::super::AgentEnv;
-use super::{act::parse_arguments, last_user_text};
+use super::last_user_text;
 use crate::graph::NodeError;
-use crate::llm::{ask_structured, ChatRequest, LlmError, Message, ToolCall};
+use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
 
-/// The search optimizer: all web searches of a batch become one query
-/// (the first search call's, with the optimised query).
+/// The search optimiser: the searches among `calls[fresh]` become one query,
+/// run by the first of them (rebound to it); returns that call's id, into
+/// which the others merge.
 pub(super) async fn merge_searches(
     env: &AgentEnv,
     state: &AgentState,
-    batch: &[ToolCall],
+    calls: &mut [Call],
+    fresh: &[usize],
     ctx: &Ctx<'_>,
-) -> Result<Option<(String, Value)>, NodeError> {
-    let searches: Vec<&ToolCall> = batch.iter().filter(|c| env.tools.merges_queries(c)).collect();
-    let Some(first) = searches.first() else {
+) -> Result<Option<String>, NodeError> {
+    let searches: Vec<(usize, String)> = fresh.iter().filter_map(|i| Some((*i, calls[*i].ok()?.query()?))).collect();
+    let Some((first, _)) = searches.first() else {
         return Ok(None);
     };
-    let queries: Vec<String> =
-        searches.iter().filter_map(|c| parse_arguments(c).ok()?.get("query")?.as_str().map(str::to_owned)).collect();
-    let mut args = parse_arguments(first).unwrap_or(json!({}));
-    if !queries.is_empty() {
-        let query = optimize_query(env, &last_user_text(state), &queries, ctx).await?;
-        ctx.info(Info::SearchOptimized { from: queries, query: query.clone() });
-        args["query"] = json!(query);
+    let queries: Vec<String> = searches.iter().map(|(_, q)| q.clone()).collect();
+    let query = optimize_query(env, &last_user_text(state), &queries, ctx).await?;
+    ctx.info(Info::SearchOptimized { from: queries, query: query.clone() });
+    let call = &mut calls[*first];
+    if let Some(merged) = call.ok().and_then(|b| b.with_query(&query)) {
+        call.bound = Ok(merged);
     }
-    Ok(Some((first.id.clone(), args)))
+    Ok(Some(call.call.id.clone()))
 }
 
 async fn optimize_query(env: &AgentEnv, input: &str, queries: &[String], ctx: &Ctx<'_>) -> Result<String, NodeError> {

@@ -220,9 +220,11 @@ pub(super) async fn run_child(
 ) -> Result<String, String> {
     let ctx = crate::graph::NodeContext::detached(session, cancel);
     let call = ToolCall::new(key, delegate::NAME, args);
-    match delegate::run(env, &ctx, &call, key, args, None).await {
-        Ok(text) => Ok(text),
-        Err(e) => Err(e.code().to_owned()),
+    let info = crate::tools::CallInfo { id: key.into(), key: key.into(), resume: None };
+    let bound = env.tools.bind(&call).map_err(|e| e.code().as_str().to_owned())?;
+    match bound.call(&env.tool_context(&ctx, info, &crate::tools::no_events)).await {
+        Ok(output) => Ok(output.content),
+        Err(e) => Err(e.code().as_str().to_owned()),
     }
 }
 

@@ -85,8 +85,10 @@ fn a_forgetful_model_gets_one_real_execution_per_fact_across_turns() {
     );
     block_on(h.agent.send("s1", "もう一度読んで", agent_on())).unwrap();
     assert_eq!(chapters(), 2, "the person's change made the fact stale: a real read");
-    let facts =
-        crate::agent::facts::derive(&block_on(h.agent.state("s1")).unwrap().unwrap().messages, &h.agent.env().tools);
+    let facts = {
+        let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+        crate::agent::facts::derive(&state.messages, &state.records)
+    };
     assert!(facts.about(&crate::tools::Subject::Section(section.clone())).is_some());
 }
 

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::graph::PrunePolicy;
-use crate::llm::{ChatOutcome, ChatRequest, ScriptedModel, Step, ToolCall};
-use crate::store::{MemoryBackend, Origin, StoreCheckpointer};
-use crate::tools::{ScriptedWeb, SearchResult};
+use crate::llm::{ChatOutcome, ChatRequest, Message, ScriptedModel, Step, ToolCall};
+use crate::store::{Db, MemoryBackend, Origin, StoreCheckpointer};
+use crate::tools::{kept_note, ScriptedWeb, SearchResult, ToolRegistry};
 
 struct Harness {
     agent: Agent,
@@ -172,7 +172,7 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
         panic!("the tool result comes before the tail");
     };
     // The result names its artifact; the index does not list it again.
-    assert_eq!(crate::tools::kept_artifact_id(result), Some(artifacts[0].id.as_str()));
+    assert!(result.ends_with(&kept_note(&artifacts[0].id)), "{result}");
     assert!(!context.contains("## Session Context (Artifacts)"), "{context}");
     assert!(context.contains("## Answer format"));
     let events = log.borrow();
@@ -584,8 +584,7 @@ fn a_page_kept_as_an_artifact_exposes_later_turns() {
     let last = requests.last().unwrap();
     let page_result = last.messages.iter().find(|m| matches!(m, Message::Tool { .. })).unwrap().text();
     assert!(page_result.contains("⟦quoted web material") && page_result.contains("⟦end of quoted web material"));
-    let id = crate::tools::kept_artifact_id(page_result).unwrap();
-    assert_eq!(id, artifacts[0].id);
+    assert!(page_result.ends_with(&kept_note(&artifacts[0].id)), "the result names its artifact");
     let context = last.messages.last().unwrap().text();
     assert!(!context.contains("SYSTEM NOTICE"), "{context}");
 }
@@ -612,8 +611,8 @@ fn the_model_gets_a_capped_page_and_the_artifact_keeps_it_whole() {
     });
     let seen = seen.expect("the page result");
     assert!(seen.chars().count() < 1_300 && seen.contains("more characters are in the artifact"), "{seen}");
-    let id = crate::tools::kept_artifact_id(&seen).expect("the result names its artifact");
-    let copy = seen.strip_suffix(&crate::tools::kept_note(id)).unwrap();
+    let id = block_on(h.db.artifacts("s1")).unwrap()[0].id.clone();
+    let copy = seen.strip_suffix(&kept_note(&id)).expect("the result names its artifact");
     assert!(copy.trim_end().ends_with('⟧'), "the capped copy is still fenced");
     assert!(block_on(h.db.artifacts("s1")).unwrap()[0].content.contains(&long));
 }
@@ -1187,3 +1186,4 @@ mod continuity;
 mod delegate;
 mod facts;
 mod long_session;
+mod records;

@@ -1,0 +1,74 @@
+//! What the assistant's nodes share ([`AgentEnv`]): the database, the
+//! model, the web, the tool registry and the settings; and the two
+//! questions every call is asked against them: the context it runs in, and
+//! whether it asks the person first.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::events::Ctx;
+use super::settings::AgentSettings;
+use crate::llm::ChatModel;
+use crate::store::Db;
+use crate::tools::{Bound, CallInfo, ToolContext, ToolEvent, ToolRegistry, WebTools};
+
+/// What the nodes share.
+pub struct AgentEnv {
+    /// What scopes the run locks (the database name): agents on one
+    /// database, in any tab, run one turn per session at a time.
+    pub scope: String,
+    pub db: Db,
+    pub model: Rc<dyn ChatModel>,
+    pub web: Rc<dyn WebTools>,
+    pub tools: ToolRegistry,
+    pub settings: RefCell<AgentSettings>,
+}
+
+impl AgentEnv {
+    /// Whether this call asks the person first: whenever the tool it writes
+    /// through would (`Tool::approval_as`), else the settings' per-tool
+    /// choice, else the tool's default for these arguments.
+    pub fn needs_approval(&self, call: &Bound) -> bool {
+        if call.approval_as().is_some_and(|other| self.tool_asks(other)) {
+            return true;
+        }
+        match self.settings.borrow().approvals.get(call.tool().name()) {
+            Some(choice) => *choice,
+            None => call.needs_approval(),
+        }
+    }
+
+    /// Whether `tool` asks the person first (settings override the default).
+    pub fn tool_asks(&self, tool: &str) -> bool {
+        self.settings
+            .borrow()
+            .approvals
+            .get(tool)
+            .copied()
+            .unwrap_or_else(|| self.tools.get(tool).is_some_and(|t| t.about().approval))
+    }
+
+    /// The context a call of the running node's session runs in.
+    pub fn tool_context<'a>(&self, ctx: &Ctx<'_>, call: CallInfo, emit: &'a dyn Fn(ToolEvent)) -> ToolContext<'a> {
+        let settings = self.settings.borrow();
+        ToolContext {
+            db: self.db.clone(),
+            session_id: ctx.thread_id.to_owned(),
+            web: self.web.clone(),
+            model: self.model.clone(),
+            main_model: settings.main_model.clone(),
+            helper_model: match settings.delegation_model.as_str() {
+                "main" => settings.main_model.clone(),
+                _ => settings.sub_model.clone(),
+            },
+            page_chars: settings.page_chars.max(1000),
+            // Two fifths of the window: one page never crowds out the rest of the request.
+            page_tokens: (settings.context_window * 2 / 5).max(500),
+            context_window: settings.context_window,
+            scope: self.scope.clone(),
+            cancel: ctx.cancel.clone(),
+            call,
+            emit,
+        }
+    }
+}
