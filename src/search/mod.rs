@@ -27,13 +27,10 @@ pub mod index;
 pub mod stem;
 pub mod text;
 
-use serde::Serialize;
-
 pub use index::{text_hash, Doc, Index};
 
 /// What a document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Manuscript,
     Plot,
@@ -47,6 +44,17 @@ impl Kind {
 
     fn bit(self) -> u8 {
         1 << self as u8
+    }
+
+    /// The name a hit gives its kind (`agent.search`'s `kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Manuscript => "manuscript",
+            Kind::Plot => "plot",
+            Kind::Artifact => "artifact",
+            Kind::Memory => "memory",
+            Kind::Transcript => "transcript",
+        }
     }
 
     /// The scope name that selects this kind (`agent.search`'s `scope`).
@@ -200,17 +208,7 @@ impl Query {
             }
             joining = w.dictionary;
         });
-        let mut parts = distinct(split_runs(parts));
-        // A lone kana (a particle, okurigana: の, が, っ, た) stands in most
-        // documents: it narrows nothing and costs the longest lists. Kept
-        // only in a query of nothing else.
-        let lone_kana = |p: &Part| {
-            p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'))
-        };
-        if parts.iter().any(|p| !lone_kana(p)) {
-            parts.retain(|p| !lone_kana(p));
-        }
-        Ok(Query { parts })
+        Ok(Query { parts: distinct(split_runs(parts)) })
     }
 }
 
@@ -263,26 +261,21 @@ fn distinct(parts: Vec<Part>) -> Vec<Part> {
     out
 }
 
-/// One search result (`agent.search`'s items). `start`/`end`: where the hit
+/// One search result (`agent.search`'s items, made JS objects by `wasm/search.rs`). `start`/`end`: where the hit
 /// stands in the record's text (a chapter's `content`, a plot item's
 /// `summary`, an artifact's `content`, a memory's `summary`, a transcript
 /// entry's `text`), in UTF-16 code units as JS counts; absent when only the
 /// title matched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub kind: Kind,
     pub id: String,
     pub title: String,
     pub snippet: String,
     pub score: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<u32>,
 }
 

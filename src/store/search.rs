@@ -23,7 +23,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::backend::{Backend, Write};
@@ -145,8 +144,7 @@ pub(crate) fn changed_keys(changes: &[Change]) -> Vec<String> {
 }
 
 /// Where a search index stands.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchStatus {
     /// Records searchable now.
     pub indexed: usize,
@@ -367,19 +365,22 @@ impl SearchIndex {
     pub async fn catch_up(&self, backend: &dyn Backend, wait_ms: f64) -> Result<()> {
         let deadline = platform::now_ms() + wait_ms;
         while self.has_work() && platform::now_ms() < deadline {
-            if self.busy.get() {
-                platform::sleep(std::time::Duration::from_millis(2)).await;
-                continue;
-            }
-            self.busy.set(true);
-            let done = self.slice(backend).await;
-            self.busy.set(false);
-            done?;
-            if self.has_work() {
-                platform::yield_now().await;
-            }
+            self.step(backend).await?;
         }
         Ok(())
+    }
+
+    /// One slice, then the page gets the event loop back (or, while the
+    /// other worker's slice runs, a short wait).
+    async fn step(&self, backend: &dyn Backend) -> Result<()> {
+        if self.busy.replace(true) {
+            platform::sleep(std::time::Duration::from_millis(2)).await;
+            return Ok(());
+        }
+        let done = self.slice(backend).await;
+        self.busy.set(false);
+        platform::yield_now().await;
+        done
     }
 
     /// Searches (after working off what waits, within [`SEARCH_WAIT_MS`]).
@@ -638,20 +639,9 @@ async fn background(backend: Rc<dyn Backend>) {
             platform::sleep(std::time::Duration::from_millis((IDLE_MS - quiet) as u64 + 1)).await;
             continue;
         }
-        if !search.has_work() {
+        if !search.has_work() || search.step(&*backend).await.is_err() {
             break;
         }
-        if search.busy.get() {
-            platform::sleep(std::time::Duration::from_millis(5)).await;
-            continue;
-        }
-        search.busy.set(true);
-        let done = search.slice(&*backend).await;
-        search.busy.set(false);
-        if done.is_err() {
-            break;
-        }
-        platform::yield_now().await;
     }
     search.worker.set(false);
 }
