@@ -69,11 +69,10 @@ pub fn doc_of(store: &str, record: &Value) -> Option<Doc> {
         }
         MEMORIES => {
             let mut title = owned("date");
-            let tags: Vec<&str> =
-                record.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-            if !tags.is_empty() {
-                title.push_str(" · ");
-                title.push_str(&tags.join(", "));
+            let tags = record.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+            for (i, tag) in tags.enumerate() {
+                title.push_str(if i == 0 { " · " } else { ", " });
+                title.push_str(tag);
             }
             (Kind::Memory, title, owned("summary"), None, None)
         }

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use super::agent::{future_to_promise, JsAgent};
 use super::error;
-use crate::search::{Hit, SearchOptions};
+use crate::search::{Hit, SearchError, SearchOptions};
 use crate::store::SearchStatus;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -43,6 +43,28 @@ export type SearchResults = SearchHit[] & { complete: boolean; pending: number }
 export interface SearchStatus { indexed: number; pending: number; complete: boolean }
 "#;
 
+#[wasm_bindgen(module = "/src/wasm/js/shape.js")]
+extern "C" {
+    /// The options read and checked (see `shape.js`).
+    #[wasm_bindgen(js_name = searchOptions)]
+    fn search_options(options: &JsValue) -> JsValue;
+}
+
+/// `agent.search`'s options, checked in JS.
+fn options(given: &JsValue) -> Result<SearchOptions, JsValue> {
+    let read = search_options(given);
+    if let Some(field) = read.as_string() {
+        return Err(error::invalid_argument("search options", SearchError::Options(field)));
+    }
+    let read = js_sys::Array::from(&read);
+    Ok(SearchOptions {
+        scope: js_sys::Array::from(&read.get(0)).iter().filter_map(|s| s.as_string()).collect(),
+        project_id: read.get(1).as_string(),
+        session_id: read.get(2).as_string(),
+        limit: read.get(3).as_f64(),
+    })
+}
+
 #[wasm_bindgen]
 extern "C" {
     /// `SearchOptions` as it arrives from JS.
@@ -64,10 +86,7 @@ impl JsAgent {
     pub fn search(&self, query: String, opts: Option<SearchOptionsJs>) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
-            let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-            let options = super::convert::value_from_js("search options", opts)?;
-            let options =
-                SearchOptions::from_value(&options).map_err(|e| error::invalid_argument("search options", e))?;
+            let options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
             let answer = db.search(&query, &options).await.map_err(error::store)?;
             let hits: js_sys::Array = answer.hits.iter().map(hit_js).collect();
             Reflect::set(&hits, &"complete".into(), &answer.status.complete.into())?;
