@@ -58,28 +58,35 @@ pub fn doc_key(store: &str, id: &str) -> String {
 pub fn doc_of(store: &str, record: &Value) -> Option<Doc> {
     let text = |field: &str| record.get(field).and_then(Value::as_str);
     let id = text("id")?;
-    let owned = |field: &str| text(field).unwrap_or("").to_owned();
-    let (kind, title, body, project, session) = match store {
-        SECTIONS => (Kind::Manuscript, owned("title"), owned("content"), text("projectId"), None),
-        PLOTS => (Kind::Plot, owned("title"), owned("summary"), text("projectId"), None),
-        ARTIFACTS => {
-            let session = text("sessionId");
-            let project = session.and_then(|s| s.strip_prefix("continuity:"));
-            (Kind::Artifact, owned("title"), owned("content"), project, session)
+    // The kind, and the fields of its title and text (a memory's title is
+    // its date and tags; a transcript entry shows its session's title,
+    // which is not its text).
+    let (kind, title_field, body_field) = match store {
+        SECTIONS => (Kind::Manuscript, "title", "content"),
+        PLOTS => (Kind::Plot, "title", "summary"),
+        ARTIFACTS => (Kind::Artifact, "title", "content"),
+        MEMORIES => (Kind::Memory, "date", "summary"),
+        TRANSCRIPT => (Kind::Transcript, "", "text"),
+        _ => return None,
+    };
+    let mut title = text(title_field).filter(|_| !title_field.is_empty()).unwrap_or("").to_owned();
+    let body = text(body_field).unwrap_or("").to_owned();
+    let (mut project, mut session) = (None, None);
+    match kind {
+        Kind::Manuscript | Kind::Plot => project = text("projectId"),
+        Kind::Artifact => {
+            session = text("sessionId");
+            project = session.and_then(|s| s.strip_prefix("continuity:"));
         }
-        MEMORIES => {
-            let mut title = owned("date");
+        Kind::Memory => {
             let tags = record.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
             for (i, tag) in tags.enumerate() {
                 title.push_str(if i == 0 { " · " } else { ", " });
                 title.push_str(tag);
             }
-            (Kind::Memory, title, owned("summary"), None, None)
         }
-        // A transcript entry shows its session's title, which is not its text.
-        TRANSCRIPT => (Kind::Transcript, String::new(), owned("text"), None, text("sessionId")),
-        _ => return None,
-    };
+        Kind::Transcript => session = text("sessionId"),
+    }
     let hash = search::text_hash(&title, &body);
     Some(Doc {
         key: doc_key(store, id),
