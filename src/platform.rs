@@ -54,8 +54,8 @@ mod imp {
     extern "C" {
         #[wasm_bindgen(js_name = graphemeStart)]
         fn grapheme_start_js(text: &str, index: u32) -> u32;
-        #[wasm_bindgen(js_name = wordStarts)]
-        fn word_starts_js(text: &str) -> Vec<u32>;
+        #[wasm_bindgen(js_name = wordBreaks)]
+        fn word_breaks_js(text: &str) -> Vec<u8>;
         #[wasm_bindgen(js_name = nextTask)]
         fn next_task() -> js_sys::Promise;
     }
@@ -64,8 +64,8 @@ mod imp {
         let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
     }
 
-    pub fn word_starts_utf16(text: &str) -> Vec<u32> {
-        word_starts_js(text)
+    pub fn word_breaks(runs: &str) -> Vec<u8> {
+        word_breaks_js(runs)
     }
 
     pub fn grapheme_start(text: &str, at: usize) -> usize {
@@ -170,8 +170,25 @@ mod imp {
         text.to_lowercase()
     }
 
-    pub fn word_starts_utf16(text: &str) -> Vec<u32> {
-        super::icu::word_starts(&text.encode_utf16().collect::<Vec<u16>>())
+    /// `wordBreaks` of `src/wasm/js/text.js`, over ICU's word starts.
+    pub fn word_breaks(runs: &str) -> Vec<u8> {
+        let starts = super::icu::word_starts(&runs.encode_utf16().collect::<Vec<u16>>());
+        let mut wanted = starts.into_iter().peekable();
+        let (mut out, mut unit, mut run_start) = (Vec::new(), 0u32, true);
+        for c in runs.chars() {
+            // Every start at or before this char (one inside a surrogate
+            // pair, which ICU never gives, moves to the next char).
+            let mut starts_here = run_start;
+            while wanted.next_if(|w| *w <= unit).is_some() {
+                starts_here = true;
+            }
+            unit += c.len_utf16() as u32;
+            run_start = c == '\n';
+            if !run_start {
+                out.push(u8::from(starts_here));
+            }
+        }
+        out
     }
 }
 
@@ -271,35 +288,15 @@ pub fn lowercase(text: &str) -> String {
     imp::lowercase(text)
 }
 
-/// Where the words of `text` start, after the first (byte offsets, each on
-/// a char boundary, ascending): the segments of the browser's
-/// `Intl.Segmenter` with word granularity in the package (one call for the
-/// whole text; its dictionaries are the browser's), the system's ICU
-/// natively (the same segmentation: see `platform/icu.rs`). Without
-/// `Intl.Segmenter` every character starts a word. The search index asks
-/// only about runs of Han, kana and the other scripts written without
-/// spaces (`search::text`); every other word is found in Rust.
-pub fn word_starts(text: &str) -> Vec<usize> {
-    let units = imp::word_starts_utf16(text);
-    let mut out = Vec::with_capacity(units.len());
-    let mut wanted = units.into_iter().peekable();
-    let mut unit = 0u32;
-    for (offset, c) in text.char_indices() {
-        // Every start at or before this char (one inside a surrogate pair,
-        // which ICU never gives, moves to the next char).
-        let mut starts_here = false;
-        while wanted.next_if(|w| *w <= unit).is_some() {
-            starts_here = true;
-        }
-        if starts_here && offset > 0 {
-            out.push(offset);
-        }
-        if wanted.peek().is_none() {
-            break;
-        }
-        unit += c.len_utf16() as u32;
-    }
-    out
+/// Where words start in `runs` (dictionary runs, each ended by a newline:
+/// see `search::text`): one flag per character but the newlines, 1 where a
+/// word starts (every run's first character among them). The segments of
+/// the browser's `Intl.Segmenter` with word granularity in the package (one
+/// call for the whole text; its dictionaries are the browser's; the flags
+/// are made in JS), the system's ICU natively (the same segmentation: see
+/// `platform/icu.rs`). Without `Intl.Segmenter` every character starts a word.
+pub fn word_breaks(runs: &str) -> Vec<u8> {
+    imp::word_breaks(runs)
 }
 
 /// A random identifier: 32 hex digits laid out as a UUID v4.

@@ -509,3 +509,46 @@ async fn a_full_disk_during_a_run_rejects_send_with_quota_exceeded() {
     let result = JsFuture::from(agent.send("s".into(), "Again".into(), options(true))).await.unwrap();
     assert_eq!(prop(&result, "content").as_string().as_deref(), Some("Room again."));
 }
+
+#[wasm_bindgen_test]
+async fn search_through_the_js_api_answers_js_objects_and_checks_its_options() {
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let project = JsFuture::from(agent.create_project("雪国".into(), None)).await.unwrap();
+    let project_id = prop(&project, "id").as_string().unwrap();
+    let body = "\u{3000}祖母は東京都に住んでいる。\n秋、二人は京都へ行った。\n";
+    let section =
+        JsFuture::from(agent.add_section(project_id.clone(), "第一章".into(), Some(body.into()), None)).await.unwrap();
+    let opts = |v: Value| Some(js(v).unchecked_into());
+    let hits =
+        JsFuture::from(agent.search("京都".into(), opts(json!({ "scope": ["manuscripts"], "projectId": project_id }))))
+            .await
+            .unwrap();
+    let hits: Array = hits.unchecked_into();
+    assert_eq!(hits.length(), 1, "京都 once: not inside 東京都");
+    assert_eq!(prop(&hits, "complete").as_bool(), Some(true));
+    let hit = hits.get(0);
+    assert_eq!(prop(&hit, "kind").as_string().as_deref(), Some("manuscript"));
+    assert_eq!(prop(&hit, "id").as_string(), prop(&section, "id").as_string());
+    assert_eq!(prop(&hit, "title").as_string().as_deref(), Some("第一章"));
+    assert_eq!(prop(&hit, "projectId").as_string(), Some(project_id.clone()));
+    assert!(prop(&hit, "sessionId").is_undefined(), "an absent field is left out");
+    let (start, end) = (prop(&hit, "start").as_f64().unwrap() as usize, prop(&hit, "end").as_f64().unwrap() as usize);
+    let units: Vec<u16> = body.encode_utf16().collect();
+    assert_eq!(String::from_utf16(&units[start..end]).unwrap(), "京都");
+    assert!(prop(&hit, "snippet").as_string().unwrap().contains("京都へ行った"));
+    assert!(prop(&hit, "score").as_f64().unwrap() > 0.0);
+    // Options of the wrong type are refused, naming the field.
+    for (bad, field) in
+        [(json!({ "limit": "3" }), "limit"), (json!({ "scope": "plot" }), "scope"), (json!(5), "options")]
+    {
+        let err = JsFuture::from(agent.search("京都".into(), opts(bad))).await.unwrap_err();
+        assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"));
+        assert!(prop(&err, "message").as_string().unwrap().contains(field), "{field}");
+    }
+    let err = JsFuture::from(agent.search(" ".into(), None)).await.unwrap_err();
+    assert_eq!(prop(&err, "code").as_string().as_deref(), Some("invalid_argument"));
+    let status = agent.search_status();
+    assert_eq!(prop(&status, "indexed").as_f64(), Some(1.0));
+    assert_eq!(prop(&status, "complete").as_bool(), Some(true));
+    assert!(prop(&status, "longestSliceMs").as_f64().is_some());
+}

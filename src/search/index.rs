@@ -169,11 +169,14 @@ impl Index {
     pub fn remove(&mut self, key: &str) -> bool {
         let Some(slot) = self.slots.remove(key) else { return false };
         let Some(gone) = self.docs[slot as usize].take() else { return false };
-        let mut terms: Vec<u32> = gone.words.iter().map(|w| w & TERM).collect();
-        terms.sort_unstable();
-        terms.dedup();
-        for term in terms {
-            self.postings[term as usize].retain(|(s, _)| *s != slot);
+        // Each of its terms once (a bit per term, not a sort of its words).
+        let mut seen = vec![0u64; self.names.len().div_ceil(64)];
+        for word in &gone.words {
+            let term = (word & TERM) as usize;
+            if seen[term / 64] & 1 << (term % 64) == 0 {
+                seen[term / 64] |= 1 << (term % 64);
+                self.postings[term].retain(|(s, _)| *s != slot);
+            }
         }
         self.words_total -= gone.words.len() as u64;
         self.free.push(slot);
@@ -210,9 +213,13 @@ impl Index {
         let mut out = Vec::new();
         if part.dictionary {
             self.run_occurrences(&part.text, &mut out);
-            out.sort_unstable();
         } else if let Some(&term) = self.terms.get(part.text.as_str()) {
             out.extend(self.postings[term as usize].iter().map(|&(slot, pos)| (slot, pos, pos + 1)));
+        }
+        // By document: a run's prefixes come one after the other, and a
+        // term's list is in the order written (a slot used again comes last).
+        if !out.is_sorted() {
+            out.sort_unstable();
         }
         out
     }
@@ -237,8 +244,7 @@ impl Index {
             let mut score = 0.0;
             let mut found: Vec<&[Occurrence]> = Vec::with_capacity(doc_runs.len());
             for runs in &doc_runs {
-                let Ok(at) = runs.binary_search_by_key(slot, |(s, _)| *s) else { continue 'docs };
-                let occurrences = runs[at].1;
+                let Some(occurrences) = in_document(runs, *slot) else { continue 'docs };
                 let df = runs.len() as f64;
                 let idf = ln(1.0 + (n - df + 0.5) / (df + 0.5));
                 let tf: f64 = occurrences.iter().map(|o| if o.1 < doc.title_words { 2.0 } else { 1.0 }).sum();
@@ -262,7 +268,7 @@ impl Index {
         let doc = self.docs[slot as usize].as_ref()?;
         let found: Vec<&[Occurrence]> = doc_runs
             .iter()
-            .filter_map(|runs| runs.binary_search_by_key(&slot, |(s, _)| *s).ok().map(|at| runs[at].1))
+            .filter_map(|runs| in_document(runs, slot))
             .map(|occ| {
                 // Body occurrences only (offsets are the body's).
                 let from = occ.partition_point(|o| o.1 < doc.title_words);
@@ -306,6 +312,11 @@ fn ln(x: f64) -> f64 {
 
 fn utf16_len(text: &str) -> u32 {
     text.encode_utf16().count() as u32
+}
+
+/// The occurrences of one part in the document `slot`.
+fn in_document<'a>(runs: &[(u32, &'a [Occurrence])], slot: u32) -> Option<&'a [Occurrence]> {
+    runs.binary_search_by_key(&slot, |(s, _)| *s).ok().map(|at| runs[at].1)
 }
 
 /// Occurrences grouped by document (they come sorted by slot).

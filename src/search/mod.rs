@@ -27,13 +27,10 @@ pub mod index;
 pub mod stem;
 pub mod text;
 
-use serde::Serialize;
-
 pub use index::{text_hash, Doc, Index};
 
 /// What a document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Manuscript,
     Plot,
@@ -47,6 +44,17 @@ impl Kind {
 
     fn bit(self) -> u8 {
         1 << self as u8
+    }
+
+    /// The name a hit gives its kind (`agent.search`'s `kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Manuscript => "manuscript",
+            Kind::Plot => "plot",
+            Kind::Artifact => "artifact",
+            Kind::Memory => "memory",
+            Kind::Transcript => "transcript",
+        }
     }
 
     /// The scope name that selects this kind (`agent.search`'s `scope`).
@@ -109,7 +117,9 @@ impl Scope {
     }
 }
 
-/// The options of `agent.search`.
+/// The options of `agent.search` (`{ scope?, projectId?, sessionId?,
+/// limit? }`, null or absent: the defaults; read and checked by
+/// `searchOptions` in `src/wasm/js/shape.js`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchOptions {
     pub scope: Vec<String>,
@@ -123,33 +133,6 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 100;
 
 impl SearchOptions {
-    /// From `{ scope?, projectId?, sessionId?, limit? }` (null or absent: the defaults).
-    pub fn from_value(value: &serde_json::Value) -> Result<SearchOptions, SearchError> {
-        use serde_json::Value;
-        let wrong = |field: &str| SearchError::Options(field.to_owned());
-        let Some(fields) = value.as_object() else {
-            return if value.is_null() { Ok(SearchOptions::default()) } else { Err(wrong("options")) };
-        };
-        let text = |field: &str| match fields.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(wrong(field)),
-        };
-        let scope = match fields.get("scope") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(names)) => names
-                .iter()
-                .map(|n| n.as_str().map(str::to_owned).ok_or_else(|| wrong("scope")))
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(wrong("scope")),
-        };
-        let limit = match fields.get("limit") {
-            None | Some(Value::Null) => None,
-            Some(n) => Some(n.as_f64().ok_or_else(|| wrong("limit"))?),
-        };
-        Ok(SearchOptions { scope, project_id: text("projectId")?, session_id: text("sessionId")?, limit })
-    }
-
     pub fn scope(&self) -> Result<Scope, SearchError> {
         Scope::of(&self.scope, self.project_id.clone(), self.session_id.clone())
     }
@@ -184,59 +167,26 @@ const MAX_PARTS: usize = 32;
 
 impl Query {
     /// The parts of `text`: each word of letters or digits, each word of a
-    /// dictionary run (see [`split_runs`]). Punctuation only is a query with
+    /// dictionary run. Punctuation only is a query with
     /// no part (it finds nothing); an empty or blank one is refused.
     pub fn parse(text: &str) -> Result<Query, SearchError> {
         if text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
         let cut = text.char_indices().nth(MAX_QUERY_CHARS).map_or(text.len(), |(i, _)| i);
-        let mut parts: Vec<Part> = Vec::new();
-        let mut joining = false;
-        text::tokenize(&text[..cut], &text::Breaks::default(), &mut 0, &mut |w| {
-            match parts.last_mut() {
-                Some(last) if w.dictionary && last.dictionary && joining && !w.after_gap => last.text.push_str(w.term),
-                _ => parts.push(Part { text: w.term.to_owned(), dictionary: w.dictionary }),
-            }
-            joining = w.dictionary;
+        let text = &text[..cut];
+        // The query's dictionary runs are cut as the segmenter cuts them (a
+        // run's words do not depend on what surrounds it): a half-remembered
+        // line is found by its words wherever they stand (side by side ranks
+        // first), and each word still matches only on the document's word
+        // boundaries (a word the document's context cut finer is matched
+        // across its pieces).
+        let mut parts = Vec::new();
+        text::tokenize(text, &text::segment_now(&[text]), &mut 0, &mut |w| {
+            parts.push(Part { text: w.term.to_owned(), dictionary: w.dictionary })
         });
-        let mut parts = distinct(split_runs(parts));
-        // A lone kana (a particle, okurigana: の, が, っ, た) stands in most
-        // documents: it narrows nothing and costs the longest lists. Kept
-        // only in a query of nothing else.
-        let lone_kana = |p: &Part| {
-            p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'))
-        };
-        if parts.iter().any(|p| !lone_kana(p)) {
-            parts.retain(|p| !lone_kana(p));
-        }
-        Ok(Query { parts })
+        Ok(Query { parts: distinct(parts) })
     }
-}
-
-/// Each dictionary run cut into its words, as the segmenter cuts it: a
-/// half-remembered line is found by its words wherever they stand (side by
-/// side ranks first), and each word still matches only on the document's
-/// word boundaries (a word the document's context cut finer is matched
-/// across its pieces).
-fn split_runs(parts: Vec<Part>) -> Vec<Part> {
-    let mut out = Vec::with_capacity(parts.len());
-    for part in parts {
-        if !part.dictionary || part.text.chars().nth(1).is_none() {
-            out.push(part);
-            continue;
-        }
-        let breaks = text::segment_now(&[&part.text]);
-        let mut word = String::new();
-        for (i, c) in part.text.chars().enumerate() {
-            if breaks.starts(i) && !word.is_empty() {
-                out.push(Part { text: std::mem::take(&mut word), dictionary: true });
-            }
-            word.push(c);
-        }
-        out.push(Part { text: word, dictionary: true });
-    }
-    out
 }
 
 /// Runs `query` on `index`: best first, at most `limit`.
@@ -263,26 +213,21 @@ fn distinct(parts: Vec<Part>) -> Vec<Part> {
     out
 }
 
-/// One search result (`agent.search`'s items). `start`/`end`: where the hit
+/// One search result (`agent.search`'s items, made JS objects by `wasm/search.rs`). `start`/`end`: where the hit
 /// stands in the record's text (a chapter's `content`, a plot item's
 /// `summary`, an artifact's `content`, a memory's `summary`, a transcript
 /// entry's `text`), in UTF-16 code units as JS counts; absent when only the
 /// title matched.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub kind: Kind,
     pub id: String,
     pub title: String,
     pub snippet: String,
     pub score: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub project_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<u32>,
 }
 

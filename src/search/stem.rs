@@ -24,7 +24,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
     let mut suffix_gone = false;
     // Plurals.
     if let Some(s) = w.strip_suffix("ies").filter(|s| s.len() >= 2) {
-        return Cow::Owned(format!("{s}y"));
+        return Cow::Owned(s.to_owned() + "y");
     } else if let Some(s) = w.strip_suffix("sses") {
         w = &w[..s.len() + 2];
     } else if let Some(s) =
@@ -36,7 +36,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
     }
     // Past and progressive forms.
     if let Some(s) = w.strip_suffix("ied").filter(|s| s.len() >= 2) {
-        return Cow::Owned(format!("{s}y"));
+        return Cow::Owned(s.to_owned() + "y");
     }
     for suffix in ["ing", "ed"] {
         if let Some(s) = w.strip_suffix(suffix).filter(|s| s.len() >= 3 && has_vowel(s)) {

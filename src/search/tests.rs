@@ -165,3 +165,27 @@ fn queries_of_any_content_answer_and_an_empty_one_is_refused() {
     }
     assert_eq!(Scope::of(&["chapters".into()], None, None).unwrap_err(), SearchError::UnknownScope("chapters".into()));
 }
+
+#[test]
+fn an_edit_of_an_earlier_document_loses_no_other_document() {
+    // The edit takes the slot it freed again: its words come last in each
+    // term's list, after later documents' (found by review: an English word
+    // then missed every document but the edited one).
+    let mut index = index();
+    for (id, text) in [("keeper", "The keepers of the lighthouse."), ("apart", "A lighthouse, and far off a keeper.")] {
+        let doc = Doc {
+            key: format!("manuscripts/{id}"),
+            kind: Kind::Manuscript,
+            id: id.into(),
+            title: String::new(),
+            body: text.into(),
+            project: None,
+            session: None,
+            hash: text_hash("", text),
+        };
+        index.add(doc, &text::Breaks::default());
+    }
+    let mut found = ids(&index, "lighthouse", &Scope::all());
+    found.sort();
+    assert_eq!(found, ["apart", "keeper", "keepers"]);
+}

@@ -5,10 +5,10 @@
 //! Words of the scripts written without spaces (Han, kana, Thai, Lao, Khmer,
 //! Myanmar: *dictionary runs*) are where the segmenter puts them: the
 //! browser's `Intl.Segmenter` in the package, ICU natively
-//! (`platform::word_starts`), asked once per document about the document's
+//! (`platform::word_breaks`), asked once per document about the document's
 //! runs joined by newlines (a run's words do not depend on what surrounds
 //! it: checked over the benchmark corpus, none differs). The segmenter's
-//! answer is kept as [`Breaks`], one bit per run character, so a document is
+//! answer is kept as [`Breaks`], one flag per run character, so a document is
 //! segmented once and read back from storage after that. Every other word
 //! (letters, digits, `don't`, `3.14`, `snake_case`) is found here, by the
 //! rules Unicode's word boundaries give those characters (with a compact
@@ -142,88 +142,49 @@ pub fn dictionary_runs(text: &str, out: &mut String) {
     }
 }
 
-/// Where words start in the dictionary runs of a document: bit `i` is set
-/// when a word starts at the run's `i`-th character (counted over all runs,
+/// Where words start in the dictionary runs of a document: flag `i` is 1
+/// when a word starts at the runs' `i`-th character (counted over all runs,
 /// newlines left out).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Breaks {
-    bits: Vec<u8>,
-    len: usize,
-}
+pub struct Breaks(Vec<u8>);
 
-/// The alphabet of the stored form: 6 bits a character, none that JSON escapes.
+/// The alphabet of the stored form: 6 flags a character, none that JSON escapes.
 const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 impl Breaks {
     /// The breaks the segmenter finds in `runs` (as [`dictionary_runs`] writes them).
     pub fn segment(runs: &str) -> Breaks {
-        let starts = crate::platform::word_starts(runs);
-        let mut breaks = Breaks::default();
-        let mut next = starts.into_iter().peekable();
-        let mut run_start = true;
-        for (offset, c) in runs.char_indices() {
-            if c == '\n' {
-                run_start = true;
-                continue;
-            }
-            let mut starts_here = run_start;
-            while next.next_if(|s| *s <= offset).is_some() {
-                starts_here = true;
-            }
-            breaks.push(starts_here);
-            run_start = false;
-        }
-        breaks
+        Breaks(crate::platform::word_breaks(runs))
     }
 
     /// Appends `more` (the breaks of the runs that follow).
     pub fn extend(&mut self, more: &Breaks) {
-        for i in 0..more.len {
-            self.push(more.starts(i));
-        }
-    }
-
-    fn push(&mut self, bit: bool) {
-        if self.len % 8 == 0 {
-            self.bits.push(0);
-        }
-        if bit {
-            self.bits[self.len / 8] |= 1 << (self.len % 8);
-        }
-        self.len += 1;
+        self.0.extend_from_slice(&more.0);
     }
 
     /// Whether a word starts at run character `i` (past the end: yes).
     pub fn starts(&self, i: usize) -> bool {
-        i >= self.len || self.bits[i / 8] & (1 << (i % 8)) != 0
+        self.0.get(i).is_none_or(|f| *f != 0)
     }
 
     /// Run characters covered.
     pub fn len(&self) -> usize {
-        self.len
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.is_empty()
     }
 
-    /// The stored form: the length, `.`, then the bits 6 to a character.
+    /// The stored form: the length, `.`, then the flags 6 to a character,
+    /// the first in the lowest bit, as many characters as the flags padded
+    /// to whole bytes take.
     pub fn encode(&self) -> String {
-        let mut out = self.len.to_string();
+        let mut out = self.len().to_string();
         out.push('.');
-        let mut acc = 0u32;
-        let mut have = 0;
-        for byte in &self.bits {
-            acc |= u32::from(*byte) << have;
-            have += 8;
-            while have >= 6 {
-                out.push(DIGITS[(acc & 63) as usize] as char);
-                acc >>= 6;
-                have -= 6;
-            }
-        }
-        if have > 0 {
-            out.push(DIGITS[(acc & 63) as usize] as char);
+        for at in (0..self.len().div_ceil(8) * 8).step_by(6) {
+            let digit = (0..6).fold(0, |d, j| d | usize::from(self.0.get(at + j).is_some_and(|f| *f != 0)) << j);
+            out.push(DIGITS[digit] as char);
         }
         out
     }
@@ -232,30 +193,21 @@ impl Breaks {
     pub fn decode(text: &str) -> Option<Breaks> {
         let (len, digits) = text.split_once('.')?;
         let len: usize = len.parse().ok()?;
-        let mut bits = Vec::with_capacity(len.div_ceil(8));
-        let (mut acc, mut have) = (0u32, 0);
+        if digits.len() != (len.div_ceil(8) * 8).div_ceil(6) {
+            return None;
+        }
+        let mut flags = Vec::with_capacity(digits.len() * 6);
         for d in digits.bytes() {
-            let value = match d {
-                b'A'..=b'Z' => d - b'A',
-                b'a'..=b'z' => d - b'a' + 26,
-                b'0'..=b'9' => d - b'0' + 52,
-                b'-' => 62,
-                b'_' => 63,
-                _ => return None,
-            };
-            acc |= u32::from(value) << have;
-            have += 6;
-            if have >= 8 {
-                bits.push((acc & 255) as u8);
-                acc >>= 8;
-                have -= 8;
-            }
+            let value = DIGITS.iter().position(|x| *x == d)?;
+            flags.extend((0..6).map(|j| (value >> j & 1) as u8));
         }
-        if have > 0 && acc != 0 {
-            bits.push(acc as u8);
-        }
-        bits.resize(len.div_ceil(8), 0);
-        (digits.len() == (len.div_ceil(8) * 8).div_ceil(6)).then_some(Breaks { bits, len })
+        flags.truncate(len);
+        Some(Breaks(flags))
+    }
+
+    #[cfg(test)]
+    fn push(&mut self, bit: bool) {
+        self.0.push(u8::from(bit));
     }
 }
 

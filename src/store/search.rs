@@ -23,7 +23,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::backend::{Backend, Write};
@@ -59,29 +58,35 @@ pub fn doc_key(store: &str, id: &str) -> String {
 pub fn doc_of(store: &str, record: &Value) -> Option<Doc> {
     let text = |field: &str| record.get(field).and_then(Value::as_str);
     let id = text("id")?;
-    let owned = |field: &str| text(field).unwrap_or("").to_owned();
-    let (kind, title, body, project, session) = match store {
-        SECTIONS => (Kind::Manuscript, owned("title"), owned("content"), text("projectId"), None),
-        PLOTS => (Kind::Plot, owned("title"), owned("summary"), text("projectId"), None),
-        ARTIFACTS => {
-            let session = text("sessionId");
-            let project = session.and_then(|s| s.strip_prefix("continuity:"));
-            (Kind::Artifact, owned("title"), owned("content"), project, session)
-        }
-        MEMORIES => {
-            let mut title = owned("date");
-            let tags: Vec<&str> =
-                record.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-            if !tags.is_empty() {
-                title.push_str(" · ");
-                title.push_str(&tags.join(", "));
-            }
-            (Kind::Memory, title, owned("summary"), None, None)
-        }
-        // A transcript entry shows its session's title, which is not its text.
-        TRANSCRIPT => (Kind::Transcript, String::new(), owned("text"), None, text("sessionId")),
+    // The kind, and the fields of its title and text (a memory's title is
+    // its date and tags; a transcript entry shows its session's title,
+    // which is not its text).
+    let (kind, title_field, body_field) = match store {
+        SECTIONS => (Kind::Manuscript, "title", "content"),
+        PLOTS => (Kind::Plot, "title", "summary"),
+        ARTIFACTS => (Kind::Artifact, "title", "content"),
+        MEMORIES => (Kind::Memory, "date", "summary"),
+        TRANSCRIPT => (Kind::Transcript, "", "text"),
         _ => return None,
     };
+    let mut title = text(title_field).filter(|_| !title_field.is_empty()).unwrap_or("").to_owned();
+    let body = text(body_field).unwrap_or("").to_owned();
+    let (mut project, mut session) = (None, None);
+    match kind {
+        Kind::Manuscript | Kind::Plot => project = text("projectId"),
+        Kind::Artifact => {
+            session = text("sessionId");
+            project = session.and_then(|s| s.strip_prefix("continuity:"));
+        }
+        Kind::Memory => {
+            let tags = record.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str);
+            for (i, tag) in tags.enumerate() {
+                title.push_str(if i == 0 { " · " } else { ", " });
+                title.push_str(tag);
+            }
+        }
+        Kind::Transcript => session = text("sessionId"),
+    }
     let hash = search::text_hash(&title, &body);
     Some(Doc {
         key: doc_key(store, id),
@@ -145,8 +150,7 @@ pub(crate) fn changed_keys(changes: &[Change]) -> Vec<String> {
 }
 
 /// Where a search index stands.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchStatus {
     /// Records searchable now.
     pub indexed: usize,
@@ -367,19 +371,22 @@ impl SearchIndex {
     pub async fn catch_up(&self, backend: &dyn Backend, wait_ms: f64) -> Result<()> {
         let deadline = platform::now_ms() + wait_ms;
         while self.has_work() && platform::now_ms() < deadline {
-            if self.busy.get() {
-                platform::sleep(std::time::Duration::from_millis(2)).await;
-                continue;
-            }
-            self.busy.set(true);
-            let done = self.slice(backend).await;
-            self.busy.set(false);
-            done?;
-            if self.has_work() {
-                platform::yield_now().await;
-            }
+            self.step(backend).await?;
         }
         Ok(())
+    }
+
+    /// One slice, then the page gets the event loop back (or, while the
+    /// other worker's slice runs, a short wait).
+    async fn step(&self, backend: &dyn Backend) -> Result<()> {
+        if self.busy.replace(true) {
+            platform::sleep(std::time::Duration::from_millis(2)).await;
+            return Ok(());
+        }
+        let done = self.slice(backend).await;
+        self.busy.set(false);
+        platform::yield_now().await;
+        done
     }
 
     /// Searches (after working off what waits, within [`SEARCH_WAIT_MS`]).
@@ -638,20 +645,9 @@ async fn background(backend: Rc<dyn Backend>) {
             platform::sleep(std::time::Duration::from_millis((IDLE_MS - quiet) as u64 + 1)).await;
             continue;
         }
-        if !search.has_work() {
+        if !search.has_work() || search.step(&*backend).await.is_err() {
             break;
         }
-        if search.busy.get() {
-            platform::sleep(std::time::Duration::from_millis(5)).await;
-            continue;
-        }
-        search.busy.set(true);
-        let done = search.slice(&*backend).await;
-        search.busy.set(false);
-        if done.is_err() {
-            break;
-        }
-        platform::yield_now().await;
     }
     search.worker.set(false);
 }

@@ -5,9 +5,9 @@ use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::agent::{future_to_promise, JsAgent};
-use super::convert::to_js;
 use super::error;
-use crate::search::SearchOptions;
+use crate::search::{Hit, SearchError, SearchOptions};
+use crate::store::SearchStatus;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_SEARCH: &'static str = r#"
@@ -43,6 +43,28 @@ export type SearchResults = SearchHit[] & { complete: boolean; pending: number }
 export interface SearchStatus { indexed: number; pending: number; complete: boolean }
 "#;
 
+#[wasm_bindgen(module = "/src/wasm/js/shape.js")]
+extern "C" {
+    /// The options read and checked (see `shape.js`).
+    #[wasm_bindgen(js_name = searchOptions)]
+    fn search_options(options: &JsValue) -> JsValue;
+}
+
+/// `agent.search`'s options, checked in JS.
+fn options(given: &JsValue) -> Result<SearchOptions, JsValue> {
+    let read = search_options(given);
+    if let Some(field) = read.as_string() {
+        return Err(error::invalid_argument("search options", SearchError::Options(field)));
+    }
+    let read = js_sys::Array::from(&read);
+    Ok(SearchOptions {
+        scope: js_sys::Array::from(&read.get(0)).iter().filter_map(|s| s.as_string()).collect(),
+        project_id: read.get(1).as_string(),
+        session_id: read.get(2).as_string(),
+        limit: read.get(3).as_f64(),
+    })
+}
+
 #[wasm_bindgen]
 extern "C" {
     /// `SearchOptions` as it arrives from JS.
@@ -64,21 +86,54 @@ impl JsAgent {
     pub fn search(&self, query: String, opts: Option<SearchOptionsJs>) -> Promise {
         let db = self.db.clone();
         future_to_promise(async move {
-            let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-            let options = super::convert::value_from_js("search options", opts)?;
-            let options =
-                SearchOptions::from_value(&options).map_err(|e| error::invalid_argument("search options", e))?;
+            let options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
             let answer = db.search(&query, &options).await.map_err(error::store)?;
-            let hits = to_js(&answer.hits)?;
+            let hits: js_sys::Array = answer.hits.iter().map(hit_js).collect();
             Reflect::set(&hits, &"complete".into(), &answer.status.complete.into())?;
             Reflect::set(&hits, &"pending".into(), &(answer.status.pending as u32).into())?;
-            Ok(hits)
+            Ok(hits.into())
         })
     }
 
     /// Where the search index stands (records indexed, waiting, all done).
     #[wasm_bindgen(js_name = searchStatus, unchecked_return_type = "SearchStatus")]
-    pub fn search_status(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.db.search_status())
+    pub fn search_status(&self) -> JsValue {
+        self.db.search_status().map_or(JsValue::NULL, |s: SearchStatus| {
+            object(&[
+                ("indexed", (s.indexed as u32).into()),
+                ("pending", (s.pending as u32).into()),
+                ("complete", s.complete.into()),
+                ("segmented", (s.segmented as u32).into()),
+                ("longestSliceMs", s.longest_slice_ms.into()),
+            ])
+        })
     }
+}
+
+/// A JS object of these fields (an absent one left out): what the results
+/// are, written out here instead of through a serde encoder per type.
+fn object(fields: &[(&str, JsValue)]) -> JsValue {
+    let object = js_sys::Object::new();
+    for (name, value) in fields {
+        if !value.is_undefined() {
+            let _ = Reflect::set(&object, &(*name).into(), value);
+        }
+    }
+    object.into()
+}
+
+fn hit_js(hit: &Hit) -> JsValue {
+    let text = |t: &Option<String>| t.as_deref().map_or(JsValue::UNDEFINED, JsValue::from);
+    let offset = |o: Option<u32>| o.map_or(JsValue::UNDEFINED, JsValue::from);
+    object(&[
+        ("kind", hit.kind.name().into()),
+        ("id", hit.id.as_str().into()),
+        ("title", hit.title.as_str().into()),
+        ("snippet", hit.snippet.as_str().into()),
+        ("score", hit.score.into()),
+        ("projectId", text(&hit.project_id)),
+        ("sessionId", text(&hit.session_id)),
+        ("start", offset(hit.start)),
+        ("end", offset(hit.end)),
+    ])
 }

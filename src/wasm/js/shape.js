@@ -41,3 +41,26 @@ export function shapeProblem(value, maxDepth, maxNodes, maxChars) {
   }
   return null;
 }
+
+/**
+ * `agent.search`'s options read once, each field checked (see
+ * `SearchOptions` in `src/search/mod.rs`): `[scope, projectId,
+ * sessionId, limit]` (null where absent or null; a limit that is not
+ * finite counts as absent, as JSON has it), or the name of the field of the
+ * wrong type (`options` when they are not an object).
+ *
+ * @param {unknown} options
+ * @returns {[string[], string | null, string | null, number | null] | string}
+ */
+export function searchOptions(options) {
+  if (options == null) return [[], null, null, null];
+  if (typeof options !== "object" || Array.isArray(options)) return "options";
+  const o = /** @type {Record<string, unknown>} */ (options);
+  const { scope, projectId, sessionId, limit } = o;
+  if (scope != null && !(Array.isArray(scope) && scope.every((s) => typeof s === "string"))) return "scope";
+  if (limit != null && typeof limit !== "number") return "limit";
+  for (const [name, v] of [["projectId", projectId], ["sessionId", sessionId]]) {
+    if (v != null && typeof v !== "string") return /** @type {string} */ (name);
+  }
+  return [scope ?? [], projectId ?? null, sessionId ?? null, Number.isFinite(limit) ? limit : null];
+}

@@ -28,21 +28,34 @@ export function graphemeStart(text, index) {
 let words;
 
 /**
- * The UTF-16 index of every word segment's start in `text` after the first
- * (Intl.Segmenter with word granularity: the browser's dictionaries for
- * Japanese, Chinese, Thai...). Without `Intl.Segmenter` every position
- * starts a segment (each character is its own word).
+ * Where words start in `runs` (runs of Japanese and the other scripts
+ * written without spaces, each ended by a newline): one flag per code point
+ * but the newlines, 1 where a word starts (Intl.Segmenter with word
+ * granularity: the browser's dictionaries; each run's first character
+ * starts a word). Without `Intl.Segmenter` every character is its own word.
  *
- * @param {string} text
- * @returns {Uint32Array}
+ * @param {string} runs
+ * @returns {Uint8Array}
  */
-export function wordStarts(text) {
-  if (typeof Intl.Segmenter !== "function") return Uint32Array.from({ length: Math.max(0, text.length - 1) }, (_, i) => i + 1);
-  words ??= new Intl.Segmenter("ja", { granularity: "word" });
-  /** @type {number[]} */
-  const starts = [];
-  for (const segment of words.segment(text)) if (segment.index > 0) starts.push(segment.index);
-  return Uint32Array.from(starts);
+export function wordBreaks(runs) {
+  const flags = new Uint8Array(runs.length);
+  let n = 0;
+  let start = 1;
+  const segments = typeof Intl.Segmenter === "function"
+    ? (words ??= new Intl.Segmenter("ja", { granularity: "word" })).segment(runs)
+    : Array.from(runs, (segment) => ({ segment }));
+  for (const { segment } of segments) {
+    let first = 1;
+    for (const c of segment) {
+      if (c === "\n") {
+        start = 1;
+      } else {
+        flags[n++] = first | start;
+        first = start = 0;
+      }
+    }
+  }
+  return flags.subarray(0, n);
 }
 
 /**
