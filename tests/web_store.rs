@@ -439,6 +439,7 @@ fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
         web: Rc::new(ScriptedWeb::default()),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        policy: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }
@@ -488,6 +489,7 @@ fn agent_with_pages(backend: Rc<IdbBackend>, model: ScriptedModel, pages: Vec<at
         web: Rc::new(web),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        policy: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }

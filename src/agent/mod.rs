@@ -21,6 +21,7 @@
 mod call;
 mod completion;
 pub mod compress;
+mod consent;
 pub mod continuity;
 pub mod delegate;
 mod env;
@@ -48,11 +49,12 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+pub use consent::{ApprovalPolicy, Consent, PolicyCall, Verdict};
 pub use env::AgentEnv;
 pub use error::AgentError;
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
 pub use nodes::{fallback_strategy, render_call};
-pub use review::{Decision, PendingReview, ReviewPayload};
+pub use review::{Decision, GrantScope, PendingReview, ReviewPayload};
 pub use settings::{AgentSettings, CompressionSettings};
 pub use state::{AgentState, AgentUpdate, Hold};
 pub use strategy::Strategy;
@@ -91,6 +93,32 @@ impl Agent {
         let env = Rc::new(env);
         let graph = wiring::build(&env);
         Agent { env, graph, checkpointer }
+    }
+
+    /// An agent with `added` tools besides the registry's and `delegate`
+    /// (the host's, an MCP server's): `invalid_argument` when one's name is
+    /// not `[A-Za-z0-9_-]{1,64}` or is taken.
+    pub fn with_tools(
+        mut env: AgentEnv,
+        checkpointer: Rc<dyn Checkpointer<AgentState>>,
+        added: Vec<Rc<dyn crate::tools::AnyTool>>,
+    ) -> Result<Agent, AgentError> {
+        env.tools.register(Rc::new(delegate::DelegateTool));
+        for tool in added {
+            env.tools.add(tool).map_err(|e| AgentError::new(ErrorCode::InvalidArgument, e))?;
+        }
+        Ok(Agent::new(env, checkpointer))
+    }
+
+    /// The tools the person granted for the session ("approve for this
+    /// session"), oldest first.
+    pub async fn grants(&self, session_id: &str) -> Result<Vec<crate::store::Grant>, AgentError> {
+        Ok(self.env.db.grants(session_id).await?)
+    }
+
+    /// Ends the session's grant of `tool`: its next call asks again.
+    pub async fn revoke_grant(&self, session_id: &str, tool: &str) -> Result<(), AgentError> {
+        Ok(self.env.db.revoke_grant(session_id, tool).await?)
     }
 
     /// The shared environment (settings, database).

@@ -43,14 +43,31 @@ pub struct Decision {
     /// Why not (given to the model with a rejection).
     #[serde(default)]
     pub reason: Option<String>,
+    /// Approved for the rest of the session: later calls of the tool run
+    /// without a review (`"session"`; see `agent::consent`).
+    #[serde(default)]
+    pub grant: Option<GrantScope>,
+}
+
+/// How long an approval lasts beyond its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantScope {
+    /// The rest of the session.
+    Session,
 }
 
 impl Decision {
     pub fn approve() -> Decision {
-        Decision { approved: true, reason: None }
+        Decision { approved: true, reason: None, grant: None }
+    }
+
+    /// Approves, and grants the tool for the rest of the session.
+    pub fn approve_for_session() -> Decision {
+        Decision { grant: Some(GrantScope::Session), ..Decision::approve() }
     }
 
     pub fn reject(reason: Option<&str>) -> Decision {
-        Decision { approved: false, reason: reason.map(str::to_owned) }
+        Decision { approved: false, reason: reason.map(str::to_owned), grant: None }
     }
 }

@@ -27,6 +27,8 @@ pub mod stores {
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.
     pub const INDEX_STALE: &str = "artifactIndexStale";
+    /// The tools the person approved for the rest of a session, schema v9.
+    pub const GRANTS: &str = "sessionGrants";
 }
 
 /// What kind of material an artifact holds.

@@ -268,6 +268,7 @@ impl JsAgent {
                 web: Rc::new(web),
                 tools: ToolRegistry::standard(),
                 settings: RefCell::new(settings),
+                policy: None,
             };
             let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
             Ok(JsAgent { agent: Rc::new(Agent::new(env, checkpointer)), db, backend: idb }.into())
