@@ -110,17 +110,6 @@ impl Agent {
         Ok(Agent::new(env, checkpointer))
     }
 
-    /// The tools the person granted for the session ("approve for this
-    /// session"), oldest first.
-    pub async fn grants(&self, session_id: &str) -> Result<Vec<crate::store::Grant>, AgentError> {
-        Ok(self.env.db.grants(session_id).await?)
-    }
-
-    /// Ends the session's grant of `tool`: its next call asks again.
-    pub async fn revoke_grant(&self, session_id: &str, tool: &str) -> Result<(), AgentError> {
-        Ok(self.env.db.revoke_grant(session_id, tool).await?)
-    }
-
     /// The shared environment (settings, database).
     pub fn env(&self) -> &Rc<AgentEnv> {
         &self.env

@@ -47,6 +47,46 @@ pub struct HostDeclaration {
     pub toolsets: Toolsets,
 }
 
+impl HostDeclaration {
+    /// A declaration from its JSON form (what `Agent.open` was given, its
+    /// functions aside): `name`, `description`, `parameters`, `readOnly`,
+    /// `approval` ("never", "always", "call": per call, or null),
+    /// `sendsData`, `keep` (null, or a title: "" for the tool's name) and
+    /// `strategies` (null, or of "general_agent" and "writing").
+    pub fn read(d: &Value) -> Result<HostDeclaration, String> {
+        let text = |key: &str| d.get(key).and_then(Value::as_str);
+        let flag = |key: &str| d.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let name = text("name").unwrap_or_default().to_owned();
+        let approval = match text("approval") {
+            Some("never") => Some(HostApproval::Never),
+            Some("always") => Some(HostApproval::Always),
+            Some(_) => Some(HostApproval::PerCall),
+            None => None,
+        };
+        let mut toolsets = Toolsets::ALL;
+        if let Some(list) = d.get("strategies").and_then(Value::as_array) {
+            toolsets = Toolsets::NONE;
+            for strategy in list {
+                toolsets = toolsets.with(match strategy.as_str() {
+                    Some("general_agent") => Toolsets::RESEARCH,
+                    Some("writing") => Toolsets::WRITING,
+                    _ => return Err(format!("the strategies of {name} must be \"general_agent\" or \"writing\"")),
+                });
+            }
+        }
+        Ok(HostDeclaration {
+            description: text("description").unwrap_or_default().to_owned(),
+            parameters: d.get("parameters").cloned().unwrap_or_default(),
+            read_only: flag("readOnly"),
+            approval,
+            sends_data: flag("sendsData"),
+            keep: text("keep").map(str::to_owned),
+            toolsets,
+            name,
+        })
+    }
+}
+
 /// What a host tool's call runs for.
 pub struct HostCall<'a> {
     pub session_id: &'a str,

@@ -297,6 +297,13 @@ impl Toolsets {
     /// Work on the person's projects (the writing strategy).
     pub const WRITING: Toolsets = Toolsets(2);
     pub const ALL: Toolsets = Toolsets(3);
+    /// Offered by no strategy.
+    pub const NONE: Toolsets = Toolsets(0);
+
+    /// These sets and `other`.
+    pub fn with(self, other: Toolsets) -> Toolsets {
+        Toolsets(self.0 | other.0)
+    }
 
     /// Whether these sets include any of `other`.
     pub fn has(self, other: Toolsets) -> bool {

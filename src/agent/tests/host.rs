@@ -207,7 +207,7 @@ fn approve_for_this_session_grants_the_tool_until_revoked() {
     let h = host_harness(vec![routed(), mail(), answer("Sent.")], vec![mailer(&log)]);
     block_on(h.agent.send("s1", "Mail hi", agent_on())).unwrap();
     block_on(h.agent.resume("s1", Decision::approve_for_session(), agent_on())).unwrap();
-    let grants = block_on(h.agent.grants("s1")).unwrap();
+    let grants = block_on(h.db.grants("s1")).unwrap();
     assert_eq!(grants.iter().map(|g| g.tool.as_str()).collect::<Vec<_>>(), ["send_mail"]);
     assert!(grants[0].created_at > 0.0);
 
@@ -222,8 +222,8 @@ fn approve_for_this_session_grants_the_tool_until_revoked() {
     // The receipt held the record while the run went (cleared at its end):
     // its record says granted, as the state's does.
 
-    block_on(h.agent.revoke_grant("s1", "send_mail")).unwrap();
-    assert!(block_on(h.agent.grants("s1")).unwrap().is_empty());
+    block_on(h.db.revoke_grant("s1", "send_mail")).unwrap();
+    assert!(block_on(h.db.grants("s1")).unwrap().is_empty());
     play(&h, vec![routed(), mail(), answer("Not sent.")]);
     let asked = block_on(h.agent.send("s1", "Mail hi a third time", agent_on())).unwrap();
     assert_eq!(asked.status, RunStatus::Interrupted, "revoked: reviewed again");
@@ -231,7 +231,7 @@ fn approve_for_this_session_grants_the_tool_until_revoked() {
     block_on(h.agent.resume("s1", Decision::reject(None), agent_on())).unwrap();
     block_on(h.db.grant("s1", "send_mail")).unwrap();
     block_on(h.db.delete_session("s1")).unwrap();
-    assert!(block_on(h.agent.grants("s1")).unwrap().is_empty(), "a grant dies with its session");
+    assert!(block_on(h.db.grants("s1")).unwrap().is_empty(), "a grant dies with its session");
 }
 
 /// A policy that answers by tool name and counts what it was asked.
