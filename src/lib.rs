@@ -19,6 +19,7 @@ pub mod graph;
 pub mod json;
 pub mod llm;
 pub mod platform;
+pub mod search;
 pub mod snippet;
 pub mod store;
 pub mod tools;

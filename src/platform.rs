@@ -24,6 +24,11 @@ mod imp {
         gloo_timers::future::TimeoutFuture::new(ms).await;
     }
 
+    pub fn spawn(task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) -> bool {
+        wasm_bindgen_futures::spawn_local(task);
+        true
+    }
+
     #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/wasm/js/locks.js")]
     extern "C" {
         #[wasm_bindgen(js_name = tryLock)]
@@ -49,6 +54,18 @@ mod imp {
     extern "C" {
         #[wasm_bindgen(js_name = graphemeStart)]
         fn grapheme_start_js(text: &str, index: u32) -> u32;
+        #[wasm_bindgen(js_name = wordStarts)]
+        fn word_starts_js(text: &str) -> Vec<u32>;
+        #[wasm_bindgen(js_name = nextTask)]
+        fn next_task() -> js_sys::Promise;
+    }
+
+    pub async fn yield_now() {
+        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
+    }
+
+    pub fn word_starts_utf16(text: &str) -> Vec<u32> {
+        word_starts_js(text)
     }
 
     pub fn grapheme_start(text: &str, at: usize) -> usize {
@@ -110,6 +127,12 @@ mod imp {
         futures_timer::Delay::new(duration).await;
     }
 
+    pub fn spawn(_task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) -> bool {
+        false
+    }
+
+    pub async fn yield_now() {}
+
     pub fn timezone_offset_minutes() -> i32 {
         0
     }
@@ -146,7 +169,14 @@ mod imp {
     pub fn lowercase(text: &str) -> String {
         text.to_lowercase()
     }
+
+    pub fn word_starts_utf16(text: &str) -> Vec<u32> {
+        super::icu::word_starts(&text.encode_utf16().collect::<Vec<u16>>())
+    }
 }
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+mod icu;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> f64 {
@@ -166,6 +196,19 @@ pub fn timezone_offset_minutes() -> i32 {
 /// Waits `duration` without blocking the event loop.
 pub async fn sleep(duration: Duration) {
     imp::sleep(duration).await
+}
+
+/// Gives the event loop back for a moment (the browser's next task: input
+/// and rendering come first); natively a no-op.
+pub async fn yield_now() {
+    imp::yield_now().await
+}
+
+/// Runs `task` in the background on the browser's event loop and says so;
+/// natively there is no event loop to run it on: it is dropped and `false`
+/// comes back (callers then do the work when it is asked for).
+pub fn spawn(task: impl std::future::Future<Output = ()> + 'static) -> bool {
+    imp::spawn(Box::pin(task))
 }
 
 /// A lock held until it is dropped: across every tab of the origin in the
@@ -226,6 +269,37 @@ pub fn lowercase(text: &str) -> String {
         return text.to_ascii_lowercase();
     }
     imp::lowercase(text)
+}
+
+/// Where the words of `text` start, after the first (byte offsets, each on
+/// a char boundary, ascending): the segments of the browser's
+/// `Intl.Segmenter` with word granularity in the package (one call for the
+/// whole text; its dictionaries are the browser's), the system's ICU
+/// natively (the same segmentation: see `platform/icu.rs`). Without
+/// `Intl.Segmenter` every character starts a word. The search index asks
+/// only about runs of Han, kana and the other scripts written without
+/// spaces (`search::text`); every other word is found in Rust.
+pub fn word_starts(text: &str) -> Vec<usize> {
+    let units = imp::word_starts_utf16(text);
+    let mut out = Vec::with_capacity(units.len());
+    let mut wanted = units.into_iter().peekable();
+    let mut unit = 0u32;
+    for (offset, c) in text.char_indices() {
+        // Every start at or before this char (one inside a surrogate pair,
+        // which ICU never gives, moves to the next char).
+        let mut starts_here = false;
+        while wanted.next_if(|w| *w <= unit).is_some() {
+            starts_here = true;
+        }
+        if starts_here && offset > 0 {
+            out.push(offset);
+        }
+        if wanted.peek().is_none() {
+            break;
+        }
+        unit += c.len_utf16() as u32;
+    }
+    out
 }
 
 /// A random identifier: 32 hex digits laid out as a UUID v4.

@@ -134,3 +134,182 @@ async fn structured_output_falls_back_to_the_prompt() {
     assert!(requests[0]["body"]["response_format"].is_object());
     assert!(requests[1]["body"].get("response_format").is_none());
 }
+
+/// Forgets earlier requests, then speaks `dialect` with `chat` queued.
+async fn script_in(dialect: &str, chat: Value) {
+    control("/__reset", json!({})).await;
+    control("/__script", json!({ "dialect": dialect, "chat": chat })).await;
+}
+
+fn open_url_tool() -> Vec<atelier_agent::llm::ToolSpec> {
+    vec![atelier_agent::llm::ToolSpec::function(
+        "open_url",
+        "Open a web page.",
+        json!({ "type": "object", "properties": { "url": { "type": "string" } }, "required": ["url"] }),
+    )]
+}
+
+/// Each dialect the fake upstream speaks, through the real proxy: a research
+/// turn whose model message opens two pages at once, then the follow-up
+/// turn with that history sent back (in the layout the strictest of them,
+/// Mistral's, accepts), answered with its reasoning apart from the text.
+#[wasm_bindgen_test]
+async fn every_dialect_gives_a_research_turn_and_its_follow_up() {
+    let dialects = [
+        "openai",
+        "ollama-v1",
+        "gemini",
+        "deepseek",
+        "mistral",
+        "think",
+        "think-close",
+        "object-args",
+        "openrouter",
+        "llamacpp",
+        "vllm",
+        "azure",
+        "framing",
+        "text-calls",
+    ];
+    let calls = json!([{ "name": "open_url", "arguments": { "url": "https://a.example" } },
+                       { "name": "open_url", "arguments": { "url": "https://b.example" } }]);
+    for dialect in dialects {
+        script_in(
+            dialect,
+            json!([
+                { "type": "tool_calls", "calls": calls, "reasoning": "Both pages, at once." },
+                { "type": "text", "text": "Page B is longer.", "reasoning": "B has more words." }
+            ]),
+        )
+        .await;
+        let model = model();
+        let mut first = ChatRequest::new("main", vec![Message::user("Compare a.example and b.example")]);
+        first.tools = open_url_tool();
+        // Calls written as text: the filter the agent composes around the model.
+        let mut filter = atelier_agent::llm::TextCallFilter::for_request(&first);
+        let mut shown = String::new();
+        let outcome = model
+            .chat(
+                first.clone(),
+                &mut |d| {
+                    filter.delta(d, &mut |d| {
+                        if let Delta::Text { text } = d {
+                            shown.push_str(&text)
+                        }
+                    })
+                },
+                &CancelToken::new(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        let outcome = filter.finish(outcome, &mut |_| {});
+        assert!(!shown.contains("tool_call"), "{dialect}: a written call is never shown");
+        let got: Vec<(String, Value)> = outcome
+            .message
+            .tool_calls()
+            .iter()
+            .map(|c| (c.function.name.clone(), serde_json::from_str(&c.function.arguments).unwrap()))
+            .collect();
+        let want = vec![
+            ("open_url".to_owned(), json!({ "url": "https://a.example" })),
+            ("open_url".to_owned(), json!({ "url": "https://b.example" })),
+        ];
+        assert_eq!(got, want, "{dialect}: two calls, never merged");
+        assert_eq!(outcome.finish_reason.as_deref(), Some("tool_calls"), "{dialect}");
+        assert!(
+            !outcome.message.text().contains("think") && !outcome.message.text().contains("tool_call"),
+            "{dialect}"
+        );
+        let shows_reasoning =
+            !matches!(dialect, "openai" | "gemini" | "mistral" | "object-args" | "azure" | "framing" | "text-calls");
+        if shows_reasoning {
+            assert_eq!(outcome.reasoning.as_deref().map(str::trim), Some("Both pages, at once."), "{dialect}");
+            assert_eq!(outcome.message.tool_calls()[0].reasoning, outcome.reasoning, "{dialect}: kept with the calls");
+        }
+        // The follow-up turn: the calls, their results, the answer, a new question.
+        let mut history = first.messages.clone();
+        history.push(outcome.message.clone());
+        for (call, page) in outcome.message.tool_calls().iter().zip(["Page A", "Page B, longer"]) {
+            history.push(Message::tool(call.id.clone(), page));
+        }
+        history.push(Message::assistant("I read both."));
+        history.push(Message::user("Which is longer?"));
+        let mut follow_up = ChatRequest::new("main", history);
+        follow_up.tools = open_url_tool();
+        follow_up.echo_reasoning = dialect == "deepseek";
+        let answer =
+            model.chat(follow_up, &mut |_| {}, &CancelToken::new()).await.unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        assert_eq!(answer.message.text(), "Page B is longer.", "{dialect}: the answer alone");
+        if shows_reasoning {
+            assert_eq!(answer.reasoning.as_deref().map(str::trim), Some("B has more words."), "{dialect}");
+        }
+        let sent = &log().await["requests"][1]["body"]["messages"][1];
+        assert_eq!(
+            sent["reasoning_content"].is_string(),
+            dialect == "deepseek",
+            "{dialect}: reasoning sent back only where required"
+        );
+        assert!(sent["tool_calls"][0].get("reasoning").is_none(), "{dialect}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn deepseek_refuses_a_tool_call_turn_without_its_reasoning_and_says_so() {
+    let call = {
+        let mut c = atelier_agent::llm::ToolCall::new("call_0", "open_url", &json!({ "url": "u" }));
+        c.reasoning = Some("Open it.".into());
+        c
+    };
+    let history = vec![
+        Message::user("open u"),
+        Message::Assistant { content: None, tool_calls: vec![call] },
+        Message::tool("call_0", "page"),
+        Message::assistant("Done."),
+        Message::user("again"),
+    ];
+    script_in("deepseek", json!([{ "type": "text", "text": "ok" }])).await;
+    let err =
+        model().chat(ChatRequest::new("main", history.clone()), &mut |_| {}, &CancelToken::new()).await.unwrap_err();
+    assert_eq!(err.refusal(), Some(atelier_agent::llm::Refusal::ReasoningRequired), "{err}");
+    let mut echoed = ChatRequest::new("main", history);
+    echoed.echo_reasoning = true;
+    assert_eq!(model().chat(echoed, &mut |_| {}, &CancelToken::new()).await.unwrap().message.text(), "ok");
+}
+
+#[wasm_bindgen_test]
+async fn an_error_inside_the_stream_is_retried_only_before_anything_was_shown() {
+    script_in("openrouter", json!([{ "type": "inband_error" }, { "type": "text", "text": "after the retry" }])).await;
+    let outcome = model().chat(request(), &mut |_| {}, &CancelToken::new()).await.unwrap();
+    assert_eq!(outcome.message.text(), "after the retry");
+    assert_eq!(log().await["requests"].as_array().unwrap().len(), 2);
+
+    script_in(
+        "openrouter",
+        json!([{ "type": "inband_error", "text": "Half an ans" }, { "type": "text", "text": "never" }]),
+    )
+    .await;
+    let err = model().chat(request(), &mut |_| {}, &CancelToken::new()).await.unwrap_err();
+    assert_eq!(err.code(), "upstream_unavailable");
+    assert!(err.to_string().contains("Provider disconnected"), "{err}");
+    assert_eq!(log().await["requests"].as_array().unwrap().len(), 1, "shown text is never repeated by a retry");
+}
+
+#[wasm_bindgen_test]
+async fn a_model_that_only_closes_its_think_block_streams_reasoning_from_its_second_answer() {
+    script_in(
+        "think-close",
+        json!([{ "type": "text", "text": "One.", "reasoning": "First thoughts." },
+               { "type": "text", "text": "Two.", "reasoning": "Second thoughts." }]),
+    )
+    .await;
+    let model = model();
+    let mut first = Vec::new();
+    let one = model.chat(request(), &mut |d| first.push(d), &CancelToken::new()).await.unwrap();
+    assert_eq!((one.message.text(), one.reasoning.as_deref().map(str::trim)), ("One.", Some("First thoughts.")));
+    assert!(first.iter().any(|d| matches!(d, Delta::WasReasoning { .. })), "{first:?}");
+    let mut second = Vec::new();
+    let two = model.chat(request(), &mut |d| second.push(d), &CancelToken::new()).await.unwrap();
+    assert_eq!(two.message.text(), "Two.");
+    assert!(matches!(&second[0], Delta::Reasoning { .. }), "learnt: reasoning from the first piece: {second:?}");
+    assert!(!second.iter().any(|d| matches!(d, Delta::Text { text } if text.contains("thoughts"))));
+}

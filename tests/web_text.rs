@@ -62,3 +62,34 @@ fn lowercase_follows_unicode() {
     assert_eq!(lowercase("İ"), "i\u{307}");
     assert_eq!(lowercase("吾輩は猫"), "吾輩は猫");
 }
+
+/// Words as the search index cuts them: the segmenter for Japanese (the
+/// browser's `Intl.Segmenter` in the package, the system ICU natively), the
+/// package's own rules for the rest. Both builds must cut alike.
+#[test]
+fn words_are_cut_alike_natively_and_in_the_browser() {
+    use atelier_agent::search::text::{segment_now, tokenize};
+    let cases: &[(&str, &str)] = &[
+        ("東京都に住む", "東京|都|に|住む"),
+        ("京都へ行った", "京都|へ|行|っ|た"),
+        ("\u{3000}吾輩は猫である。名前はまだ無い。", "吾輩|は|猫|で|ある/名前|は|まだ|無い"),
+        ("「もう行かなくちゃ」", "もう|行|か|なく|ちゃ"),
+        ("花火大会の夜、二人は橋の上にいた。", "花火|大会|の|夜/二人|は|橋|の|上|に|い|た"),
+        ("東京タワーの灯り", "東京タワー|の|灯り"),
+        ("ローカルファーストのエージェント", "ローカル|ファースト|の|エージェント"),
+        ("ﾊﾟｿｺﾝとＡＢＣ１２３", "パソコン|と|abc123"),
+        ("The keepers' lighthouses were sailing.", "the/keeper/lighthous/wer/sail"),
+        ("IndexedDBにアーティファクトを保存する", "indexeddb|に|アーティファクト|を|保存|する"),
+    ];
+    for (text, expected) in cases {
+        let breaks = segment_now(&[text]);
+        let mut got = String::new();
+        tokenize(text, &breaks, &mut 0, &mut |w| {
+            if !got.is_empty() {
+                got.push(if w.after_gap { '/' } else { '|' });
+            }
+            got.push_str(w.term);
+        });
+        assert_eq!(got, *expected, "{text}");
+    }
+}

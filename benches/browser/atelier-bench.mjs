@@ -2,10 +2,10 @@
 // the same workloads as the anchors, run by the Rust/WASM engine in the same
 // Chromium. `cargo xtask bench` copies this file next to the bench build of
 // the package (pkg/bench) and runs the harness.
-import init, { GraphBench, StoreBench } from "./atelier_agent.js";
+import init, { Agent, GraphBench, StoreBench } from "./atelier_agent.js";
 import { STORE_DEFAULTS, storeData, fnv1a16, median, deleteDatabase } from "/lib/workload.js";
 
-await init();
+const wasm = await init();
 
 export async function graphBench({ runs, turns }) {
   const steps = runs * (2 * turns + 2);
@@ -45,6 +45,12 @@ export async function storeBench(params = {}) {
     let t0 = performance.now();
     await store.bulkPut(bulk);
     const bulkMs = performance.now() - t0;
+    // Search indexing is on: the records are searchable from here (a search
+    // works their queue off first); their segmentation runs once writes
+    // pause. Timed apart, so the figures below measure their own work.
+    t0 = performance.now();
+    await store.searchSettled();
+    const bulkIndexMs = performance.now() - t0;
 
     const snippetTimes = [];
     let snippet = "";
@@ -65,6 +71,9 @@ export async function storeBench(params = {}) {
     }
     // The person's chapter saves (manuscripts use strict durability): the
     // same texts as the single puts, each a save of its own.
+    t0 = performance.now();
+    await store.searchSettled();
+    const singleIndexMs = performance.now() - t0;
     const chapter = await store.addChapter();
     const saveTimes = [];
     for (const rec of single) {
@@ -78,6 +87,10 @@ export async function storeBench(params = {}) {
       snippet_ms: median(snippetTimes),
       single_put_ms: median(putTimes),
       bulk_put_ms: bulkMs,
+      // Segmenting and storing the search index of the bulk put (10,000
+      // records, 20 M characters), after it committed; and of the 200 single puts.
+      search_index_bulk_ms: bulkIndexMs,
+      search_index_single_puts_ms: singleIndexMs,
       // Only active artifacts are indexed: their puts write the snippet key.
       single_put_active_ms: median(putTimesByActivity[true]),
       single_put_inactive_ms: median(putTimesByActivity[false]),
@@ -94,4 +107,51 @@ export async function storeBench(params = {}) {
     store.free();
     await deleteDatabase(dbName);
   }
+}
+
+// The "search" workload (shared/bench WORKLOADS.md): the corpus imported
+// with importProject (the path a restored backup takes), searched with
+// agent.search, as examples/atelier-search/extra.mjs does with the package.
+let agent = null;
+let searchDb = null;
+let searchRuns = 0;
+
+export async function searchTeardown() {
+  if (agent) {
+    agent.free();
+    agent = null;
+  }
+  if (searchDb) {
+    await deleteDatabase(searchDb);
+    searchDb = null;
+  }
+}
+
+export async function searchSetup(corpus) {
+  await searchTeardown();
+  searchDb = `bench-search-extra-${searchRuns++}`;
+  agent = await Agent.open({ proxyUrl: "/api", dbName: searchDb });
+  const t = 1764000000000;
+  for (const p of corpus.projects) {
+    const docs = corpus.docs.filter((d) => d.projectId === p.id);
+    await agent.importProject({
+      format: "atelier-agent/project", version: 1,
+      project: { id: p.id, title: p.title, description: "", createdAt: t, updatedAt: t },
+      manuscripts: docs.map((d, i) => ({
+        id: d.id, projectId: p.id, parentId: null, title: d.title, order: i, content: d.text, createdAt: t, updatedAt: t,
+      })),
+      plots: [],
+    });
+  }
+  return { docs_indexed: corpus.docs.length };
+}
+
+export function searchMemory() {
+  return wasm.memory.buffer.byteLength;
+}
+
+export async function searchQuery(q) {
+  const opts = { scope: ["manuscripts"], limit: q.limit };
+  if (q.projectId) opts.projectId = q.projectId;
+  return (await agent.search(q.text, opts)).map((r) => r.id);
 }

@@ -5,6 +5,8 @@
 use atelier_agent::llm::SseDecoder;
 use libfuzzer_sys::fuzz_target;
 
+mod common;
+
 fn decode(parts: &[&[u8]]) -> Vec<(String, String)> {
     let mut decoder = SseDecoder::new();
     let mut events = Vec::new();
@@ -16,12 +18,9 @@ fn decode(parts: &[&[u8]]) -> Vec<(String, String)> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    if data.is_empty() {
+    let Some((body, split)) = common::body_and_split(data) else {
         return;
-    }
-    let split = data[0] as usize % data.len();
-    let body = &data[1..];
-    let split = split.min(body.len());
+    };
     let whole = decode(&[body]);
     let halves = decode(&[&body[..split], &body[split..]]);
     // A split between the two bytes of a UTF-8 sequence is reassembled, so

@@ -1,7 +1,9 @@
 //! `/api/chat` and `/v1/chat/completions`: OpenAI Chat Completions passed
 //! through to the upstream with the server-side key. Streaming answers are
 //! forwarded chunk by chunk as they arrive (never buffered); upstream errors
-//! become JSON errors with the upstream's status.
+//! become JSON errors with the upstream's status. An Ollama upstream gets the
+//! request in its native shape with the context fitted (`ollama.rs`), its
+//! answer translated back chunk by chunk.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,6 +17,7 @@ use serde_json::Value;
 
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
+use crate::ollama;
 use crate::state::AppState;
 use crate::upstream::Upstream;
 use crate::usage::UsageTap;
@@ -77,13 +80,20 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
         .await
         .map_err(|e| (e, None))?;
     let requested_model = model.clone();
-    fields.insert("model".into(), Value::String(model));
+    fields.insert("model".into(), Value::String(model.clone()));
 
-    let mut call = state
-        .http
-        .post(format!("{}/chat/completions", upstream.base))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(serde_json::to_vec(&request).unwrap_or_default());
+    let listing = upstream.catalog.for_chat(&state.http, &shared).await;
+    let (url, payload, translator) = if listing.ollama {
+        let info = upstream.catalog.ollama_model(&state.http, upstream, &listing, &model).await;
+        let native =
+            ollama::prepare(&request, &info, &upstream.catalog, upstream.ollama_max_context).map_err(|e| (e, None))?;
+        let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
+        (format!("{root}/api/chat"), serde_json::to_vec(&native), Some(ollama::Translator::new(&request, &model)))
+    } else {
+        (format!("{}/chat/completions", upstream.base), serde_json::to_vec(&request), None)
+    };
+    let mut call =
+        state.http.post(url).header(header::CONTENT_TYPE, "application/json").body(payload.unwrap_or_default());
     if let Some(key) = upstream.key() {
         call = call.bearer_auth(key);
     }
@@ -102,19 +112,25 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     if !status.is_success() {
         return Err((upstream_error(upstream, answer).await, Some(latency)));
     }
-    let content_type = answer.headers().get(header::CONTENT_TYPE).cloned();
+    let content_type = match &translator {
+        Some(t) => Some(HeaderValue::from_static(if t.streams() { "text/event-stream" } else { "application/json" })),
+        None => answer.headers().get(header::CONTENT_TYPE).cloned(),
+    };
     let is_stream =
         content_type.as_ref().and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
     let redactor = shared.clone();
     // The token counts are read as the bytes pass and logged when the answer ends.
     let mut usage = UsageLog { tap: Some(UsageTap::new(is_stream)), model: requested_model };
-    let chunks = answer.bytes_stream().map(move |chunk| {
-        if let Ok(bytes) = &chunk {
-            usage.feed(bytes);
-        }
-        chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string())))
-    });
-    let mut response = Response::new(Body::from_stream(chunks));
+    let body = match translator {
+        Some(translator) => Body::from_stream(translated(answer, translator, usage, redactor)),
+        None => Body::from_stream(answer.bytes_stream().map(move |chunk| {
+            if let Ok(bytes) = &chunk {
+                usage.feed(bytes);
+            }
+            chunk.map_err(|e| std::io::Error::other(redactor.redact(&e.to_string())))
+        })),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::from_u16(status.as_u16()).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, content_type.unwrap_or_else(|| HeaderValue::from_static("application/json")));
@@ -124,6 +140,40 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     }
     response.extensions_mut().insert(latency);
     Ok(response)
+}
+
+/// Ollama's answer as OpenAI's, translated as its bytes arrive.
+fn translated(
+    answer: reqwest::Response,
+    translator: ollama::Translator,
+    usage: UsageLog,
+    redactor: Arc<Upstream>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    let inner = Box::pin(answer.bytes_stream());
+    futures_util::stream::unfold(
+        (inner, Some(translator), usage, redactor),
+        |(mut inner, translator, mut usage, redactor)| async move {
+            let mut translator = translator?;
+            loop {
+                let out = match inner.next().await {
+                    Some(Ok(bytes)) => translator.feed(&bytes),
+                    Some(Err(e)) => {
+                        let error = std::io::Error::other(redactor.redact(&e.to_string()));
+                        return Some((Err(error), (inner, None, usage, redactor)));
+                    }
+                    None => {
+                        let out = translator.finish();
+                        usage.feed(&out);
+                        return Some((Ok(Bytes::from(out)), (inner, None, usage, redactor)));
+                    }
+                };
+                if !out.is_empty() {
+                    usage.feed(&out);
+                    return Some((Ok(Bytes::from(out)), (inner, Some(translator), usage, redactor)));
+                }
+            }
+        },
+    )
 }
 
 fn not_configured() -> ProxyError {

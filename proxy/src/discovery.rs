@@ -23,7 +23,7 @@ pub const LOCAL_SERVERS: &[(u16, &str)] =
 const LISTING_LIMIT: usize = 2 * 1024 * 1024;
 
 /// A model a server offers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
     pub id: String,
@@ -32,6 +32,24 @@ pub struct ModelInfo {
     pub parameters: Option<f64>,
     /// An embedding (or other non-chat) model: never picked.
     pub embedding: bool,
+    /// Tokens of context the server really processes for it, where the
+    /// server says (see `facts.rs`; for Ollama, what the proxy asks for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// What it can do (tools, thinking, vision), where the server says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<crate::facts::Capabilities>,
+    /// Ollama: the context the model is loaded with now (the least `num_ctx`
+    /// to ask for, so the server does not reload it smaller).
+    #[serde(skip)]
+    pub loaded_context: Option<u64>,
+}
+
+impl ModelInfo {
+    /// A model known by its id alone.
+    pub fn named(id: &str) -> ModelInfo {
+        ModelInfo { id: id.to_owned(), embedding: is_embedding(id), ..ModelInfo::default() }
+    }
 }
 
 /// A server found on a loopback port.
@@ -68,12 +86,7 @@ pub async fn probe(ports: &[u16]) -> Option<Found> {
         // Ollama's own listing knows families and sizes; use it where it answers.
         let ollama = get_json(&client, &format!("{root}/api/tags")).await.as_ref().and_then(ollama_models);
         let name = if ollama.is_some() { "Ollama".to_owned() } else { name };
-        let models = ollama.unwrap_or_else(|| {
-            listed
-                .iter()
-                .map(|id| ModelInfo { id: id.clone(), parameters: None, embedding: is_embedding(id) })
-                .collect()
-        });
+        let models = ollama.unwrap_or_else(|| listed.iter().map(|id| ModelInfo::named(id)).collect());
         return Some(Found { base, name, models });
     }
     None
@@ -108,7 +121,7 @@ pub fn ollama_models(value: &Value) -> Option<Vec<ModelInfo>> {
                 let embedding = is_embedding(&id) || families.iter().any(|f| f.contains("bert") || f.contains("embed"));
                 let parameters =
                     details.and_then(|d| d.get("parameter_size")).and_then(Value::as_str).and_then(parameter_count);
-                Some(ModelInfo { id, parameters, embedding })
+                Some(ModelInfo { id, parameters, embedding, ..ModelInfo::default() })
             })
             .collect(),
     )
@@ -166,7 +179,7 @@ mod tests {
         assert_eq!(parameter_count("8.0B"), Some(8e9));
         assert_eq!(parameter_count("270M"), Some(2.7e8));
         assert_eq!(parameter_count("big"), None);
-        let named = |id: &str| ModelInfo { id: id.into(), parameters: None, embedding: is_embedding(id) };
+        let named = ModelInfo::named;
         assert_eq!(
             pick(&[named("text-embedding-nomic"), named("llama-3.2-3b")]),
             Some(("llama-3.2-3b".into(), "llama-3.2-3b".into()))

@@ -6,8 +6,18 @@
 //! never forwarded as it is. Any other name must be configured or listed by
 //! the upstream, so a client cannot spend the key on a model the person did
 //! not choose, unless `ATELIER_ALLOW_ANY_MODEL` is on.
+//!
+//! The same listing says what each model's server says of it (`facts.rs`:
+//! context window, capabilities) and whether the upstream is Ollama, whose
+//! chat goes through its native API (`ollama.rs`). A listing is kept 60 s;
+//! a stale one is served while a fresh one is fetched in the background, so
+//! a chat request never waits for it (but the first). A listing that failed
+//! because the upstream could not be reached is never trusted by a chat
+//! request: it looks again (the server may be back).
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -15,29 +25,54 @@ use serde_json::Value;
 
 use crate::discovery::{ollama_models, pick, ModelInfo};
 use crate::error::ProxyError;
+use crate::facts::{ollama_loaded, Facts};
 use crate::upstream::Upstream;
 
 /// How long a model list is trusted.
 const LIST_TTL: Duration = Duration::from_secs(60);
 /// How long a failed list fetch is remembered (so a client cannot make the
-/// proxy hammer an upstream that has no list).
+/// proxy hammer an upstream that has no list; a chat request looks again at
+/// once when the upstream could not be reached).
 const FAILURE_TTL: Duration = Duration::from_secs(5);
 /// Largest model list read.
 const LIST_LIMIT: usize = 1024 * 1024;
 
-/// The upstream's model list, fetched on demand and cached (one per upstream).
+/// The upstream's models and what it is, fetched on demand and cached (one
+/// per upstream).
 #[derive(Default, Debug)]
 pub struct ModelCatalog {
     cached: Mutex<Option<Fetched>>,
+    refreshing: AtomicBool,
+    /// What Ollama's `/api/show` said of each model (by name and digest):
+    /// read once, a model's file does not change under its digest.
+    shown: Mutex<HashMap<String, Facts>>,
+    /// The `num_ctx` last asked of Ollama per model, never lowered (a change
+    /// makes Ollama reload the model).
+    pub(crate) num_ctx: Mutex<HashMap<String, u64>>,
+}
+
+/// What the upstream serves.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub models: Vec<ModelInfo>,
+    /// It is Ollama (its `/api/tags` answered): chat goes through `/api/chat`.
+    pub ollama: bool,
 }
 
 /// A list fetch and when it happened.
-type Fetched = (Instant, Result<Vec<ModelInfo>, ListError>);
+type Fetched = (Instant, Result<Arc<Listing>, ListError>);
 
 #[derive(Debug, Clone)]
 pub(crate) enum ListError {
     Unreachable(String),
     NoList(String),
+}
+
+/// Who asks for the listing: a chat request never trusts a cached "cannot reach".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asker {
+    Chat,
+    Health,
 }
 
 /// Names that are embedding (or other non-chat) models by convention.
@@ -87,7 +122,7 @@ impl ModelCatalog {
                 return Ok(name.to_owned());
             }
         }
-        let listed = self.list(http, upstream).await;
+        let listed = self.list(http, upstream, Asker::Chat).await.map(|l| l.models.clone());
         match (alias, listed) {
             (_, Err(ListError::Unreachable(detail))) => Err(ProxyError::new(
                 StatusCode::BAD_GATEWAY,
@@ -125,25 +160,181 @@ impl ModelCatalog {
     }
 
     /// The upstream's models (cached), or an empty list when it has none to say.
-    pub async fn models(&self, http: &reqwest::Client, upstream: &Upstream) -> Vec<ModelInfo> {
-        self.list(http, upstream).await.unwrap_or_default()
+    pub async fn models(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) -> Vec<ModelInfo> {
+        self.list(http, upstream, Asker::Health).await.map(|l| l.models.clone()).unwrap_or_default()
     }
 
-    /// Starts the cache with a list just read (a detected server's).
-    pub fn seed(&self, models: Vec<ModelInfo>) {
-        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), Ok(models)));
+    /// What is known of the upstream for a chat request, without waiting for
+    /// a listing unless none was ever fetched (a stale or failed one is
+    /// refreshed in the background).
+    pub async fn for_chat(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) -> Arc<Listing> {
+        let known = self.cached.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match known {
+            // The upstream could not be reached: it may be back (and be Ollama).
+            None | Some((_, Err(ListError::Unreachable(_)))) => {
+                self.list(http, upstream, Asker::Chat).await.unwrap_or_default()
+            }
+            Some((at, listing)) => {
+                if at.elapsed() >= LIST_TTL || listing.is_err() && at.elapsed() >= FAILURE_TTL {
+                    self.refresh_in_background(http, upstream);
+                }
+                listing.unwrap_or_default()
+            }
+        }
     }
 
-    async fn list(&self, http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<ModelInfo>, ListError> {
+    /// Ollama's facts of `model` when the listing has none (a model the
+    /// listing does not name): its `/api/show`, read once.
+    pub async fn ollama_model(
+        &self,
+        http: &reqwest::Client,
+        upstream: &Upstream,
+        listing: &Listing,
+        model: &str,
+    ) -> ModelInfo {
+        if let Some(known) = listing.models.iter().find(|m| m.id == model && m.context_window.is_some()) {
+            return known.clone();
+        }
+        let mut info = ModelInfo::named(model);
+        let facts = self.ollama_facts(http, upstream, model, "", &[]).await;
+        info.context_window = facts.window;
+        info.capabilities = facts.capabilities;
+        info.loaded_context = facts.loaded;
+        info
+    }
+
+    async fn list(&self, http: &reqwest::Client, upstream: &Upstream, asker: Asker) -> Result<Arc<Listing>, ListError> {
         if let Some((at, list)) = self.cached.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            let ttl = if list.is_ok() { LIST_TTL } else { FAILURE_TTL };
-            if at.elapsed() < ttl {
+            let trusted = match list {
+                Ok(_) => at.elapsed() < LIST_TTL,
+                Err(ListError::Unreachable(_)) if asker == Asker::Chat => false,
+                Err(_) => at.elapsed() < FAILURE_TTL,
+            };
+            if trusted {
                 return list.clone();
             }
         }
-        let list = fetch(http, upstream).await;
+        let list = self.fetch(http, upstream).await.map(Arc::new);
         *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), list.clone()));
         list
+    }
+
+    fn refresh_in_background(&self, http: &reqwest::Client, upstream: &Arc<Upstream>) {
+        if self.refreshing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (http, upstream) = (http.clone(), upstream.clone());
+        tokio::spawn(async move {
+            let list = upstream.catalog.fetch(&http, &upstream).await.map(Arc::new);
+            *upstream.catalog.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), list));
+            upstream.catalog.refreshing.store(false, Ordering::SeqCst);
+        });
+    }
+
+    /// Reads the upstream's listing, and what its server says of each model.
+    async fn fetch(&self, http: &reqwest::Client, upstream: &Upstream) -> Result<Listing, ListError> {
+        let value = get(http, upstream, &format!("{}/models", upstream.base)).await?;
+        let ids = list_of(&value).ok_or_else(|| ListError::NoList("GET /models is not a model list".into()))?;
+        let entries: Vec<&Value> = value.get("data").and_then(Value::as_array).into_iter().flatten().collect();
+        let owned_by = |who: &str| entries.iter().any(|e| e.get("owned_by").and_then(Value::as_str) == Some(who));
+        let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
+        let local = upstream.is_local();
+        // Ollama says more about its models (family, size) in its own listing,
+        // and each model's trained length and capabilities in `/api/show`.
+        if local || owned_by("library") || owned_by("ollama") {
+            let tags = get(http, upstream, &format!("{root}/api/tags")).await.ok();
+            if let Some(mut models) = tags.as_ref().and_then(ollama_models) {
+                let digests: HashMap<&str, &str> = tags
+                    .as_ref()
+                    .and_then(|t| t.get("models")?.as_array())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| Some((m.get("name")?.as_str()?, m.get("digest")?.as_str()?)))
+                    .collect();
+                let ps = get(http, upstream, &format!("{root}/api/ps")).await.ok();
+                let loaded = ps.as_ref().map(ollama_loaded).unwrap_or_default();
+                let chat: Vec<usize> = (0..models.len()).filter(|&i| !models[i].embedding).collect();
+                let facts = futures_util::future::join_all(chat.iter().map(|&i| {
+                    let id = models[i].id.clone();
+                    let digest = digests.get(id.as_str()).copied().unwrap_or_default().to_owned();
+                    let loaded = &loaded;
+                    async move { self.ollama_facts(http, upstream, &id, &digest, loaded).await }
+                }))
+                .await;
+                for (&i, facts) in chat.iter().zip(facts) {
+                    models[i].context_window = facts.window;
+                    models[i].capabilities = facts.capabilities;
+                    models[i].loaded_context = facts.loaded;
+                }
+                return Ok(Listing { models, ollama: true });
+            }
+        }
+        let mut models: Vec<ModelInfo> = ids
+            .iter()
+            .map(|id| {
+                let facts = entries
+                    .iter()
+                    .find(|e| e.get("id").and_then(Value::as_str) == Some(id))
+                    .map(|e| Facts::of_list_entry(e));
+                let facts = facts.unwrap_or_default();
+                ModelInfo { context_window: facts.window, capabilities: facts.capabilities, ..ModelInfo::named(id) }
+            })
+            .collect();
+        // llama.cpp serves one model; its `/props` says the context of a slot.
+        if local || owned_by("llamacpp") {
+            if let Ok(props) = get(http, upstream, &format!("{root}/props")).await {
+                let facts = crate::facts::of_llama_cpp_props(&props);
+                for model in models.iter_mut().filter(|m| !m.embedding) {
+                    model.context_window = facts.window.or(model.context_window);
+                    model.capabilities = facts.capabilities.or(model.capabilities);
+                }
+            }
+        }
+        // LM Studio's own listing says what each model is loaded with.
+        if local || owned_by("organization_owner") {
+            if let Ok(studio) = get(http, upstream, &format!("{root}/api/v0/models")).await {
+                for entry in studio.get("data").and_then(Value::as_array).into_iter().flatten() {
+                    let id = entry.get("id").and_then(Value::as_str);
+                    if let Some(model) = models.iter_mut().find(|m| Some(m.id.as_str()) == id) {
+                        let facts = Facts::of_list_entry(entry);
+                        model.context_window = facts.window.or(model.context_window);
+                        model.capabilities = facts.capabilities.or(model.capabilities);
+                        model.embedding |= entry.get("type").and_then(Value::as_str) == Some("embeddings");
+                    }
+                }
+            }
+        }
+        Ok(Listing { models, ollama: false })
+    }
+
+    /// One Ollama model's facts: `/api/show` (cached by name and digest),
+    /// the context it is loaded with, and the window the proxy gives it.
+    async fn ollama_facts(
+        &self,
+        http: &reqwest::Client,
+        upstream: &Upstream,
+        model: &str,
+        digest: &str,
+        loaded: &[(String, u64)],
+    ) -> Facts {
+        let key = format!("{model}@{digest}");
+        let known = self.shown.lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied();
+        let mut facts = match known {
+            Some(facts) => facts,
+            None => {
+                let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
+                let show =
+                    post(http, upstream, &format!("{root}/api/show"), &serde_json::json!({ "model": model })).await;
+                let facts = show.as_ref().map(Facts::of_ollama_show).unwrap_or_default();
+                if show.is_ok() {
+                    self.shown.lock().unwrap_or_else(|p| p.into_inner()).insert(key, facts);
+                }
+                facts
+            }
+        };
+        facts.loaded = loaded.iter().find(|(id, _)| id == model).map(|(_, ctx)| *ctx);
+        facts.window_for_ollama(upstream.ollama_max_context);
+        facts
     }
 }
 
@@ -157,22 +348,16 @@ fn refused(message: impl Into<String>) -> ProxyError {
     ProxyError::new(StatusCode::BAD_REQUEST, "model_not_allowed", message)
 }
 
-async fn fetch(http: &reqwest::Client, upstream: &Upstream) -> Result<Vec<ModelInfo>, ListError> {
-    let value = get(http, upstream, &format!("{}/models", upstream.base)).await?;
-    let ids = list_of(&value).ok_or_else(|| ListError::NoList("GET /models is not a model list".into()))?;
-    // A local Ollama says more about its models (family, size) in its own listing.
-    if upstream.is_loopback() {
-        let root = upstream.base.trim_end_matches("/v1");
-        let tags = get(http, upstream, &format!("{root}/api/tags")).await.ok();
-        if let Some(models) = tags.as_ref().and_then(ollama_models) {
-            return Ok(models);
-        }
-    }
-    Ok(ids.into_iter().map(|id| ModelInfo { embedding: is_embedding(&id), id, parameters: None }).collect())
+async fn get(http: &reqwest::Client, upstream: &Upstream, url: &str) -> Result<Value, ListError> {
+    read_json(http.get(url), upstream, url).await
 }
 
-async fn get(http: &reqwest::Client, upstream: &Upstream, url: &str) -> Result<Value, ListError> {
-    let mut call = http.get(url).timeout(Duration::from_secs(10));
+async fn post(http: &reqwest::Client, upstream: &Upstream, url: &str, body: &Value) -> Result<Value, ListError> {
+    read_json(http.post(url).json(body), upstream, url).await
+}
+
+async fn read_json(call: reqwest::RequestBuilder, upstream: &Upstream, url: &str) -> Result<Value, ListError> {
+    let mut call = call.timeout(Duration::from_secs(10));
     if let Some(key) = upstream.key() {
         call = call.bearer_auth(key);
     }

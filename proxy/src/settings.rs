@@ -90,6 +90,12 @@ pub struct Settings {
     #[arg(long, env = "ATELIER_PAGE_TIMEOUT_MS", default_value_t = 20_000)]
     pub page_timeout_ms: u64,
 
+    /// Most tokens of context the proxy asks a local Ollama for
+    /// (`options.num_ctx`, fitted to each request; the model's trained length
+    /// caps it, and a model the server already runs with more keeps that).
+    /// 32,768 tokens hold about 4.5 GiB of KV cache for an 8B model (f16).
+    #[arg(long, env = "ATELIER_OLLAMA_MAX_CONTEXT", default_value_t = 32_768)]
+    pub ollama_max_context: u64,
     /// MCP servers relayed at `/api/mcp/<name>`: comma-separated `name=url`
     /// (names of 1 to 32 of a-z, 0-9 and -), e.g. `notes=http://127.0.0.1:3001/mcp`.
     /// Loopback and private addresses are allowed: the operator chose them.

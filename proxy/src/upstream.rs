@@ -33,6 +33,9 @@ pub struct Upstream {
     pub model_sub: Option<String>,
     /// The upstream's models, fetched on demand and cached.
     pub catalog: ModelCatalog,
+    /// Most context the proxy asks of Ollama for a model (`options.num_ctx`),
+    /// unless the server already runs it with more (`ATELIER_OLLAMA_MAX_CONTEXT`).
+    pub ollama_max_context: u64,
 }
 
 impl Upstream {
@@ -51,6 +54,25 @@ impl Upstream {
         url::Url::parse(&self.base).ok().and_then(|u| u.host_str().map(str::to_owned)).is_some_and(|h| {
             h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) || h == "[::1]"
         })
+    }
+
+    /// Whether it runs on this machine or the local network (loopback,
+    /// private or link-local addresses, `.local` names): where the local
+    /// servers' own listings (Ollama, llama.cpp, LM Studio) are asked for.
+    pub fn is_local(&self) -> bool {
+        let Some(host) = url::Url::parse(&self.base).ok().and_then(|u| u.host_str().map(str::to_owned)) else {
+            return false;
+        };
+        let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+        self.is_loopback()
+            || host.ends_with(".local")
+            || match ip {
+                Ok(std::net::IpAddr::V4(v4)) => v4.is_private() || v4.is_link_local(),
+                Ok(std::net::IpAddr::V6(v6)) => {
+                    (v6.segments()[0] & 0xfe00) == 0xfc00 || (v6.segments()[0] & 0xffc0) == 0xfe80
+                }
+                Err(_) => false,
+            }
     }
 
     /// The base URL as it may be shown (no credentials, no query).
@@ -77,6 +99,7 @@ pub struct Upstreams {
     ports: Vec<u16>,
     model_main: Option<String>,
     model_sub: Option<String>,
+    ollama_max_context: u64,
 }
 
 impl Upstreams {
@@ -96,6 +119,7 @@ impl Upstreams {
                 model_main: model_main.clone(),
                 model_sub: model_sub.clone(),
                 catalog: ModelCatalog::default(),
+                ollama_max_context: settings.ollama_max_context,
             })
         });
         let upstreams = Upstreams {
@@ -106,6 +130,7 @@ impl Upstreams {
             ports: settings.local_ports.clone(),
             model_main,
             model_sub,
+            ollama_max_context: settings.ollama_max_context,
         };
         upstreams.probe_if_due().await;
         upstreams
@@ -158,8 +183,10 @@ impl Upstreams {
             model_main: self.model_main.clone().or_else(|| picked.as_ref().map(|(main, _)| main.clone())),
             model_sub: self.model_sub.clone().or_else(|| picked.map(|(_, sub)| sub)),
             catalog: ModelCatalog::default(),
+            ollama_max_context: self.ollama_max_context,
         };
-        upstream.catalog.seed(found.models);
+        // The models are read again, with what each server says of them
+        // (windows, capabilities), when first asked for.
         eprintln!(
             "atelier-proxy: found {} at {} (main model: {}, sub model: {})",
             upstream.source,
@@ -171,16 +198,19 @@ impl Upstreams {
     }
 }
 
-/// The models of `upstream` for `/api/health`: the list and what the aliases mean.
+/// The models of `upstream` for `/api/health`: the list and what the
+/// aliases mean (each as its listing entry: id, window, capabilities).
 pub async fn describe_models(
     http: &reqwest::Client,
-    upstream: &Upstream,
-) -> (Vec<ModelInfo>, Option<(String, String)>) {
+    upstream: &Arc<Upstream>,
+) -> (Vec<ModelInfo>, Option<(ModelInfo, ModelInfo)>) {
     let models = upstream.catalog.models(http, upstream).await;
     let picked = pick(&models);
     let main = upstream.model_main.clone().or_else(|| picked.as_ref().map(|(m, _)| m.clone()));
     let sub = upstream.model_sub.clone().or_else(|| picked.as_ref().map(|(_, s)| s.clone())).or_else(|| main.clone());
-    (models, main.zip(sub))
+    let entry = |id: String| models.iter().find(|m| m.id == id).cloned().unwrap_or_else(|| ModelInfo::named(&id));
+    let chosen = main.zip(sub).map(|(main, sub)| (entry(main), entry(sub)));
+    (models, chosen)
 }
 
 /// A URL without user info or query string, for logs and `/api/health`.

@@ -52,8 +52,8 @@ async fn ollama_is_found_with_its_largest_and_smallest_chat_models() {
     let h = health(&proxy).await;
     let upstream = &h["chat"]["upstream"];
     assert_eq!((upstream["source"].as_str(), upstream["detected"].as_bool()), (Some("Ollama"), Some(true)), "{h}");
-    assert_eq!(upstream["models"]["main"], "qwen3:8b");
-    assert_eq!(upstream["models"]["sub"], "gemma3:270m");
+    assert_eq!(upstream["models"]["main"]["id"], "qwen3:8b");
+    assert_eq!(upstream["models"]["sub"]["id"], "gemma3:270m");
     let available = upstream["models"]["available"].as_array().unwrap();
     assert_eq!(available.len(), 3);
     assert!(available.iter().any(|m| m["id"] == "nomic-embed-text:latest" && m["embedding"] == true));
@@ -76,8 +76,17 @@ async fn llama_cpp_and_lm_studio_listings_are_read() {
                          "meta": {"vocab_type": 2, "n_vocab": 152064, "n_ctx_train": 32768, "n_params": 7615616512u64}}],
                "models": [{"name": "Qwen2.5-7B-Instruct-Q4_K_M.gguf", "model": "Qwen2.5-7B-Instruct-Q4_K_M.gguf"}]}),
     );
+    // Its `/props` says the context of a slot, and (newer builds) what the model can do.
+    llama.set_route(
+        "/props",
+        json!({"default_generation_settings": {"n_ctx": 8192, "params": {}}, "total_slots": 1,
+               "modalities": {"vision": false}, "chat_template_caps": {"supports_tools": true}}),
+    );
     let proxy = detecting(llama.addr.port());
-    assert_eq!(health(&proxy).await["chat"]["upstream"]["models"]["main"], "Qwen2.5-7B-Instruct-Q4_K_M.gguf");
+    let main = health(&proxy).await["chat"]["upstream"]["models"]["main"].clone();
+    assert_eq!(main["id"], "Qwen2.5-7B-Instruct-Q4_K_M.gguf");
+    assert_eq!(main["contextWindow"], 8192, "the slot's context, not the trained 32,768: {main}");
+    assert_eq!(main["capabilities"], json!({"tools": true, "thinking": false, "vision": false}));
     assert_eq!(chat(&proxy, "main").await.0, 200);
 
     // LM Studio: chat and embedding models side by side.
@@ -89,12 +98,28 @@ async fn llama_cpp_and_lm_studio_listings_are_read() {
             {"id": "qwen2.5-7b-instruct", "object": "model", "owned_by": "organization_owner"}
         ], "object": "list"}),
     );
+    // Its own listing says what each model is loaded with.
+    studio.set_route(
+        "/api/v0/models",
+        json!({"object": "list", "data": [
+            {"id": "qwen2.5-7b-instruct", "object": "model", "type": "llm", "state": "loaded", "max_context_length": 32768,
+             "loaded_context_length": 16384, "capabilities": ["tool_use"]},
+            {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "type": "embeddings", "state": "not-loaded", "max_context_length": 2048}]}),
+    );
     let proxy = detecting(studio.addr.port());
     let h = health(&proxy).await;
-    assert_eq!(h["chat"]["upstream"]["models"]["main"], "qwen2.5-7b-instruct", "{h}");
-    assert_eq!(h["chat"]["upstream"]["models"]["sub"], "qwen2.5-7b-instruct");
+    assert_eq!(h["chat"]["upstream"]["models"]["main"]["id"], "qwen2.5-7b-instruct", "{h}");
+    assert_eq!(h["chat"]["upstream"]["models"]["main"]["contextWindow"], 16384, "{h}");
+    assert_eq!(h["chat"]["upstream"]["models"]["main"]["capabilities"]["tools"], true);
+    assert_eq!(h["chat"]["upstream"]["models"]["sub"]["id"], "qwen2.5-7b-instruct");
     assert_eq!(chat(&proxy, "sub").await.0, 200);
     assert_eq!(studio.seen()[0].body["model"], "qwen2.5-7b-instruct");
+
+    // vLLM: the window in its model list.
+    let vllm = FakeUpstream::start();
+    vllm.set_models(200, json!({"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "object": "model", "owned_by": "vllm", "max_model_len": 24576}]}));
+    let proxy = detecting(vllm.addr.port());
+    assert_eq!(health(&proxy).await["chat"]["upstream"]["models"]["main"]["contextWindow"], 24576);
 }
 
 #[tokio::test]

@@ -159,7 +159,7 @@ async fn health_shows_configuration_but_never_a_key() {
     let text = client().get(proxy.url("/api/health")).send().await.unwrap().text().await.unwrap();
     let health: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(health["chat"]["configured"], true);
-    assert_eq!(health["chat"]["upstream"]["models"]["main"], "big-model");
+    assert_eq!(health["chat"]["upstream"]["models"]["main"]["id"], "big-model");
     assert_eq!(health["search"]["configured"], true);
     assert!(!text.contains(KEY) && !text.contains("tvly-SECRETKEY"), "{text}");
 }
@@ -381,4 +381,20 @@ async fn open_url_refuses_every_non_public_target_and_never_connects() {
     assert_eq!(response.status(), 403);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(canary.hits(), 0, "the canary was contacted");
+}
+
+#[tokio::test]
+async fn a_chat_request_looks_again_after_a_listing_failed() {
+    // The demo's health poll runs while the model server is still down: the
+    // failed listing is remembered a few seconds, but a chat request in that
+    // time must look again, not answer "cannot reach" for a server that is back.
+    let port = support::free_port();
+    let proxy = Proxy::start(&[("ATELIER_UPSTREAM_URL", format!("http://127.0.0.1:{port}/v1"))]);
+    let health: serde_json::Value = client().get(proxy.url("/api/health")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["chat"]["upstream"]["models"]["available"], json!([]), "{health}");
+    let up = FakeUpstream::start_on(port);
+    let response =
+        client().post(proxy.url("/api/chat")).json(&json!({"model": "main", "messages": []})).send().await.unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    assert_eq!(up.seen()[0].body["model"], "m", "the alias resolved from the fresh listing");
 }

@@ -65,10 +65,42 @@ impl LlmError {
     /// `status`, the body text and the `Retry-After` header.
     pub fn from_http(status: u16, body: &str, retry_after: Option<&str>) -> LlmError {
         let json: Option<Value> = serde_json::from_str(body).ok();
-        let kind = json.as_ref().and_then(|v| v.pointer("/error/type")).and_then(Value::as_str).unwrap_or("");
-        let message = json
-            .as_ref()
-            .and_then(|v| v.pointer("/error/message").or_else(|| v.get("error")).or_else(|| v.get("message")))
+        let error = json.as_ref().and_then(|v| v.get("error"));
+        let message = error.and_then(|e| e.get("message")).or(error).or_else(|| json.as_ref()?.get("message"));
+        LlmError::classify(status, error, message, body, retry_after)
+    }
+
+    /// An error the upstream sent inside a streamed (or 200) answer:
+    /// `{"error": {"message", "code"}}` (OpenRouter's mid-stream errors carry
+    /// an HTTP-like numeric `code`; others a string `code` or `type`, or
+    /// only a message). Classified like an HTTP error of that status (502
+    /// when none is given), so an overload is retried while nothing has
+    /// been shown.
+    pub fn in_band(error: &Value) -> LlmError {
+        let code = error.get("code").or_else(|| error.get("status"));
+        let status = match code {
+            Some(Value::Number(n)) => n.as_u64().filter(|c| (400..600).contains(c)).map_or(502, |c| c as u16),
+            Some(Value::String(k)) if k.contains("rate_limit") => 429,
+            Some(Value::String(k)) if k.contains("invalid_request") => 400,
+            _ => 502,
+        };
+        LlmError::classify(status, Some(error), Some(error.get("message").unwrap_or(error)), "", None)
+    }
+
+    /// The error for `status`, the error object (whose `type`, or string
+    /// `code`, names its kind) and its message (`body` when there is none).
+    fn classify(
+        status: u16,
+        error: Option<&Value>,
+        message: Option<&Value>,
+        body: &str,
+        retry_after: Option<&str>,
+    ) -> LlmError {
+        let field = |k| error.and_then(|e| e.get(k)).and_then(Value::as_str);
+        // OpenAI names the kind in `code` ("context_length_exceeded") beside a
+        // generic `type`; the proxy and others in `type`.
+        let kind = field("code").filter(|c| c.contains("context")).or_else(|| field("type")).unwrap_or("");
+        let message = message
             .map(|m| m.as_str().map(str::to_owned).unwrap_or_else(|| m.to_string()))
             .unwrap_or_else(|| body.trim().chars().take(300).collect());
         let message = if message.is_empty() { format!("HTTP {status}") } else { message };
@@ -76,12 +108,18 @@ impl LlmError {
         match (status, kind) {
             (_, "upstream_not_configured") => LlmError::NotConfigured(message),
             (_, "structured_output_unsupported") => LlmError::StructuredOutputRefused(message),
-            (_, "context_length_exceeded") => LlmError::ContextTooLong(message),
+            (_, "context_length_exceeded" | "context_overflow" | "exceed_context_size_error") => {
+                LlmError::ContextTooLong(message)
+            }
             (429, _) | (_, "rate_limited") => {
                 LlmError::RateLimited { retry_after: retry_after.and_then(parse_retry_after), message }
             }
             (401 | 403, _) => LlmError::Auth { status, message },
-            (400, _) if lower.contains("context") && (lower.contains("length") || lower.contains("window")) => {
+            (400, _)
+                if lower.contains("context")
+                    && ["length", "window", "size"].iter().any(|w| lower.contains(w))
+                    && !lower.contains("reasoning_content") =>
+            {
                 LlmError::ContextTooLong(message)
             }
             (400, _) if lower.contains("response_format") || lower.contains("json_schema") => {
@@ -91,6 +129,61 @@ impl LlmError {
             _ => LlmError::BadRequest { status, message },
         }
     }
+}
+
+impl LlmError {
+    /// What a server's refusal of a request (HTTP 400 or 422) says it
+    /// cannot take, read from its message, so the caller can change the
+    /// layout once and keep it for that model. `None` for other errors.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let LlmError::BadRequest { message, .. } = self else {
+            return None;
+        };
+        let m = crate::platform::lowercase(message);
+        let has = |words: &[&str]| words.iter().all(|w| m.contains(w));
+        Some(if has(&["reasoning_content"]) && (has(&["passed back"]) || has(&["missing"])) {
+            Refusal::ReasoningRequired
+        } else if has(&["system"]) && (has(&["not supported"]) || has(&["role"]) && has(&["support"])) {
+            Refusal::SystemRole
+        } else if has(&["'user'", "after", "'tool'"]) || has(&["user", "after", "tool", "role"]) {
+            Refusal::UserAfterTool
+        } else if has(&["must alternate"]) {
+            Refusal::Alternation
+        } else if has(&["tool call id"]) || has(&["tool_call_id", "length"]) {
+            Refusal::ToolCallId
+        } else if has(&["single tool-call"]) || has(&["one tool call"]) {
+            Refusal::OneCallPerMessage
+        } else if has(&["does not support tools"]) || has(&["tool", "not supported"]) {
+            Refusal::ToolsUnsupported
+        } else if has(&["does not support thinking"]) {
+            Refusal::ThinkingUnsupported
+        } else {
+            return None;
+        })
+    }
+}
+
+/// What a server said it cannot take in a request ([`LlmError::refusal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The template has no system role (Gemma 2): fold the system prompt
+    /// into the first user message ([`super::fold_system`]).
+    SystemRole,
+    /// A `user` message directly after tool results (Mistral).
+    UserAfterTool,
+    /// User and assistant turns must alternate.
+    Alternation,
+    /// Tool call ids of another shape (Mistral: 9 letters and digits).
+    ToolCallId,
+    /// One tool call per assistant message (Llama 3.x templates).
+    OneCallPerMessage,
+    /// A tool-call turn without its reasoning (DeepSeek's thinking mode):
+    /// send it back ([`super::ChatRequest::echo_reasoning`]).
+    ReasoningRequired,
+    /// The model has no tool support (Ollama: "does not support tools").
+    ToolsUnsupported,
+    /// The model cannot think (`think` asked of a model without it).
+    ThinkingUnsupported,
 }
 
 /// `Retry-After` in seconds, a fraction kept to the millisecond (HTTP dates are

@@ -20,7 +20,7 @@ use super::error::{LlmError, Result};
 use super::model::ChatModel;
 use super::retry::{with_retries, AttemptError, RetryPolicy};
 use super::sse::SseDecoder;
-use super::stream::{parse_completion, StreamAssembler};
+use super::stream::{parse_completion_with, StreamAssembler};
 use super::types::{ChatOutcome, ChatRequest, Delta};
 use crate::cancel::CancelToken;
 
@@ -37,11 +37,14 @@ pub struct ProxyConfig {
 /// A [`ChatModel`] backed by atelier-proxy.
 pub struct ProxyModel {
     config: ProxyConfig,
+    /// Models seen to close a think block their server opened in the
+    /// prompt: their answers are read as reasoning until `</think>`.
+    prefilled_think: RefCell<Vec<String>>,
 }
 
 impl ProxyModel {
     pub fn new(config: ProxyConfig) -> ProxyModel {
-        ProxyModel { config }
+        ProxyModel { config, prefilled_think: RefCell::default() }
     }
 
     fn url(&self, path: &str) -> String {
@@ -51,9 +54,10 @@ impl ProxyModel {
     async fn attempt(
         &self,
         body: &str,
+        mut assembler: StreamAssembler,
         sink: &RefCell<&mut dyn FnMut(Delta)>,
         cancel: &CancelToken,
-    ) -> std::result::Result<ChatOutcome, AttemptError> {
+    ) -> std::result::Result<(ChatOutcome, bool), AttemptError> {
         let request = post_request(&self.url("chat"), self.config.client_token.as_deref(), body, cancel)?;
         let response = send(request, cancel).await?;
         if !response.ok() {
@@ -71,13 +75,13 @@ impl ProxyModel {
                 Ok(p) => JsFuture::from(p).await.map_err(|e| failure(cancel, &e, false))?,
                 Err(e) => return Err(failure(cancel, &e, false)),
             };
-            return parse_completion(&text.as_string().unwrap_or_default()).map_err(AttemptError::from);
+            let outcome = parse_completion_with(&text.as_string().unwrap_or_default(), assembler)?;
+            return Ok((outcome, false));
         }
         let stream =
             response.body().ok_or_else(|| AttemptError::from(LlmError::MalformedResponse("an empty stream".into())))?;
         let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
         let mut decoder = SseDecoder::new();
-        let mut assembler = StreamAssembler::new();
         loop {
             let chunk = match JsFuture::from(reader.read()).await {
                 Ok(chunk) => chunk,
@@ -96,20 +100,26 @@ impl ProxyModel {
             })?;
             for event in events {
                 let mut sink = sink.borrow_mut();
-                assembler
-                    .push(&event.data, &mut **sink)
-                    .map_err(|error| AttemptError { error, delivered_output: true })?;
+                // An error inside the stream is retried only while nothing was shown.
+                if let Err(error) = assembler.push_event(&event, &mut **sink) {
+                    return Err(AttemptError { error, delivered_output: assembler.has_output() });
+                }
             }
             if assembler.is_done() {
                 let _ = reader.cancel();
                 break;
             }
         }
+        let mut sink = sink.borrow_mut();
         if let Some(event) = decoder.finish() {
-            let mut sink = sink.borrow_mut();
-            assembler.push(&event.data, &mut **sink).map_err(AttemptError::from)?;
+            if let Err(error) = assembler.push_event(&event, &mut **sink) {
+                return Err(AttemptError { error, delivered_output: assembler.has_output() });
+            }
         }
-        assembler.finish().map_err(AttemptError::from)
+        let prefilled = assembler.saw_prefilled_think();
+        let delivered_output = assembler.has_output();
+        let outcome = assembler.finish_with(&mut **sink).map_err(|error| AttemptError { error, delivered_output })?;
+        Ok((outcome, prefilled))
     }
 }
 
@@ -142,9 +152,25 @@ impl ChatModel for ProxyModel {
         on_delta: &mut dyn FnMut(Delta),
         cancel: &CancelToken,
     ) -> Result<ChatOutcome> {
+        let prefill = self.prefilled_think.borrow().contains(&request.model);
+        // A fresh assembler per attempt: a retry starts the answer anew.
+        let assembler = || {
+            let assembler = StreamAssembler::new();
+            if prefill {
+                assembler.with_prefilled_think()
+            } else {
+                assembler
+            }
+        };
+        let model = request.model.clone();
         let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
         let sink = RefCell::new(on_delta);
-        with_retries(&self.config.retry, cancel, |_| self.attempt(&body, &sink, cancel)).await
+        let (outcome, prefilled) =
+            with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler(), &sink, cancel)).await?;
+        if prefilled {
+            self.prefilled_think.borrow_mut().push(model);
+        }
+        Ok(outcome)
     }
 }
 

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 
 use super::error::{LlmError, Result};
 use super::model::ChatModel;
+use super::template::TemplateFamily;
 use super::types::{ChatOutcome, ChatRequest, Delta};
 use crate::cancel::CancelToken;
 
@@ -48,11 +49,18 @@ impl std::future::Future for YieldOnce {
 pub type Helper = Box<dyn Fn(&ChatRequest) -> Option<ChatOutcome>>;
 
 /// A model that plays a script.
-#[derive(Default)]
 pub struct ScriptedModel {
     steps: RefCell<VecDeque<Step>>,
     requests: RefCell<Vec<ChatRequest>>,
     helper: RefCell<Option<Helper>>,
+    /// The chat template every request must pass (the strict one by default).
+    template: std::cell::Cell<TemplateFamily>,
+}
+
+impl Default for ScriptedModel {
+    fn default() -> ScriptedModel {
+        ScriptedModel::new([])
+    }
 }
 
 impl ScriptedModel {
@@ -62,7 +70,14 @@ impl ScriptedModel {
             steps: RefCell::new(steps.into_iter().collect()),
             requests: RefCell::default(),
             helper: RefCell::default(),
+            template: std::cell::Cell::new(TemplateFamily::named("strict").expect("the strict family")),
         }
+    }
+
+    /// Holds every request to `family`'s template rules instead of the
+    /// strict default (see [`super::TEMPLATE_FAMILIES`]).
+    pub fn set_template(&self, family: TemplateFamily) {
+        self.template.set(family);
     }
 
     /// Lets `helper` answer the requests it recognises before the script.
@@ -86,9 +101,12 @@ impl ScriptedModel {
     }
 }
 
-/// Streams an outcome as a real model would: text in a few pieces, then
-/// each tool call's name and its arguments in two halves.
+/// Streams an outcome as a real model would: its reasoning, text in a few
+/// pieces, then each tool call's name and its arguments in two halves.
 fn stream(outcome: &ChatOutcome, on_delta: &mut dyn FnMut(Delta)) {
+    if let Some(reasoning) = outcome.reasoning.clone() {
+        on_delta(Delta::Reasoning { text: reasoning });
+    }
     let text = outcome.message.text();
     let chars: Vec<char> = text.chars().collect();
     for piece in chars.chunks(chars.len().div_ceil(3).max(1)) {
@@ -123,10 +141,14 @@ impl ChatModel for ScriptedModel {
         if cancel.is_cancelled() {
             return Err(LlmError::Aborted);
         }
-        // A strict chat template (llama.cpp, some Ollama models): every
-        // request the agent sends must pass it.
-        if let Some(violation) = super::types::template_violation(&request.messages) {
-            panic!("the request would be refused by a strict chat template: {violation}: {:#?}", request.messages);
+        // A chat template (by default llama.cpp's strict one): every request
+        // the agent sends must pass it.
+        let template = self.template.get();
+        if let Some(violation) = template.violation(&request.messages) {
+            panic!(
+                "the request would be refused by the {} chat template: {violation}: {:#?}",
+                template.name, request.messages
+            );
         }
         let helped = self.helper.borrow().as_ref().and_then(|help| help(&request));
         let mut step = match helped {
@@ -197,5 +219,21 @@ mod tests {
         assert_eq!(model.requests().len(), 2);
         let empty = futures_executor::block_on(model.chat(ChatRequest::default(), &mut |_| {}, &cancel));
         assert_eq!(empty.unwrap_err().code(), "malformed_response");
+    }
+
+    #[test]
+    fn reasoning_streams_first_and_a_chosen_template_is_enforced() {
+        let mut thought = ChatOutcome::text("Paris.");
+        thought.reasoning = Some("The capital.".into());
+        let model = ScriptedModel::new([Step::Reply(thought)]);
+        let mut deltas = Vec::new();
+        let request = ChatRequest::new("main", vec![Message::system("s"), Message::user("capital?")]);
+        futures_executor::block_on(model.chat(request.clone(), &mut |d| deltas.push(d), &CancelToken::new())).unwrap();
+        assert_eq!(deltas[0], Delta::Reasoning { text: "The capital.".into() });
+        model.set_template(crate::llm::TemplateFamily::named("gemma2").unwrap());
+        let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            futures_executor::block_on(model.chat(request, &mut |_| {}, &CancelToken::new()))
+        }));
+        assert!(refused.is_err(), "gemma2 has no system role");
     }
 }

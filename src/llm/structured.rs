@@ -64,9 +64,11 @@ pub async fn ask_structured(
 }
 
 /// Finds the JSON in a model's text: the whole text, a fenced block, or the
-/// first balanced `{...}` / `[...]` that parses.
+/// first balanced `{...}` / `[...]` that parses; reasoning before it (a
+/// `<think>` block, or text up to a bare `</think>`) is never read.
 pub fn extract_json(text: &str) -> Option<Value> {
-    let trimmed = text.trim();
+    let (_, answer) = super::think::split_think(text);
+    let trimmed = answer.trim();
     if let Ok(v) = serde_json::from_str(trimmed) {
         return Some(v);
     }
@@ -106,7 +108,7 @@ fn fenced(text: &str) -> Option<&str> {
 
 /// Length of the balanced bracket group at the start of `bytes`, skipping
 /// brackets inside strings.
-fn balanced_end(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn balanced_end(bytes: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -147,6 +149,12 @@ mod tests {
             ("Sure! Here it is: {\"a\": \"}{\"} — hope that helps", json!({"a": "}{"})),
             ("The answer:\n[1, {\"b\": null}]\nDone.", json!([1, {"b": null}])),
             ("noise { not json } then {\"ok\": true}", json!({"ok": true})),
+            // A router answer after a think block: the braces in the reasoning are never read.
+            (
+                "<think>Maybe {\"strategy\": \"chat\"}? No.</think>\n{\"strategy\": \"research\"}",
+                json!({"strategy": "research"}),
+            ),
+            ("I weigh {a} against {b}.\n</think>\n\n{\"strategy\": \"writing\"}", json!({"strategy": "writing"})),
         ];
         for (text, want) in cases {
             assert_eq!(extract_json(text), Some(want), "{text}");

@@ -95,75 +95,6 @@ impl Message {
     }
 }
 
-/// Adds `text` to the request's last user message (after a blank line), or
-/// as a new user message when the last message is not the person's: extra
-/// instructions never become a second `system` message, which strict chat
-/// templates (llama.cpp, some Ollama models) refuse after a user turn.
-pub fn add_user_text(messages: &mut Vec<Message>, text: &str) {
-    match messages.last_mut() {
-        Some(Message::User { content }) => {
-            content.push_str("\n\n");
-            content.push_str(text);
-        }
-        _ => messages.push(Message::user(text)),
-    }
-}
-
-/// The messages with no two consecutive ones of the same role (tool results
-/// excepted: one per call): consecutive user (or system) messages are
-/// joined with a blank line, consecutive assistant messages become one (text
-/// joined, tool calls kept in order). Strict chat templates require this.
-pub fn alternate(messages: Vec<Message>) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    for message in messages {
-        match (out.last_mut(), message) {
-            (Some(Message::User { content }), Message::User { content: more })
-            | (Some(Message::System { content }), Message::System { content: more }) => {
-                content.push_str("\n\n");
-                content.push_str(&more);
-            }
-            (
-                Some(Message::Assistant { content, tool_calls }),
-                Message::Assistant { content: more, tool_calls: more_calls },
-            ) => {
-                if let Some(more) = more.filter(|m| !m.is_empty()) {
-                    match content {
-                        Some(text) if !text.is_empty() => {
-                            text.push_str("\n\n");
-                            text.push_str(&more);
-                        }
-                        _ => *content = Some(more),
-                    }
-                }
-                tool_calls.extend(more_calls);
-            }
-            (_, message) => out.push(message),
-        }
-    }
-    out
-}
-
-/// What a strict chat template refuses in `messages`: a `system` message
-/// anywhere but first, or two consecutive messages of the same role (tool
-/// results excepted). `None` when the request is well-formed.
-pub fn template_violation(messages: &[Message]) -> Option<String> {
-    let role = |m: &Message| match m {
-        Message::System { .. } => "system",
-        Message::User { .. } => "user",
-        Message::Assistant { .. } => "assistant",
-        Message::Tool { .. } => "tool",
-    };
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 && role(m) == "system" {
-            return Some(format!("message {i} is a system message after the first"));
-        }
-        if i > 0 && role(m) != "tool" && role(m) == role(&messages[i - 1]) {
-            return Some(format!("messages {} and {i} are both {}", i - 1, role(m)));
-        }
-    }
-    None
-}
-
 /// A call the model asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
@@ -171,6 +102,17 @@ pub struct ToolCall {
     #[serde(rename = "type", default = "function_kind")]
     pub kind: String,
     pub function: FunctionCall,
+    /// The reasoning the model wrote before the step that made this call
+    /// (kept on the step's first call): a server that wants it back with
+    /// the calls (DeepSeek's thinking mode) gets it as the assistant
+    /// message's `reasoning_content` when [`ChatRequest::echo_reasoning`]
+    /// asks; never sent otherwise (see [`ChatRequest::wire_body`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// What the server attached to the call and wants back with it
+    /// (Gemini's `extra_content` with its thought signature), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_content: Option<Value>,
 }
 
 fn function_kind() -> String {
@@ -180,11 +122,26 @@ fn function_kind() -> String {
 impl ToolCall {
     /// A function call with JSON arguments.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> ToolCall {
+        ToolCall::with_arguments(id.into(), name.into(), arguments.to_string())
+    }
+
+    /// A function call with its arguments as JSON text.
+    pub fn with_arguments(id: String, name: String, arguments: String) -> ToolCall {
         ToolCall {
-            id: id.into(),
+            id,
             kind: function_kind(),
-            function: FunctionCall { name: name.into(), arguments: arguments.to_string() },
+            function: FunctionCall { name, arguments },
+            reasoning: None,
+            extra_content: None,
         }
+    }
+
+    /// A fresh call id for a call the server sent without one: 9 ASCII
+    /// letters and digits, the one shape every server accepts back (Mistral
+    /// refuses any other), drawn at random so ids stay unique in a session.
+    pub fn fresh_id() -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        (0..9).map(|_| ALPHABET[(crate::platform::random_f64() * 62.0) as usize % 62] as char).collect()
     }
 }
 
@@ -246,6 +203,13 @@ pub struct ChatRequest {
     /// Ask for token usage in the last streamed chunk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<Value>,
+    /// Send each assistant message's reasoning back as its
+    /// `reasoning_content` (kept on its first call, [`ToolCall::reasoning`]),
+    /// for a server that refuses a tool-call turn without it (DeepSeek's
+    /// thinking mode: [`super::Refusal::ReasoningRequired`]). Off, no
+    /// reasoning is ever sent: most servers refuse the field.
+    #[serde(skip)]
+    pub echo_reasoning: bool,
 }
 
 impl ChatRequest {
@@ -268,6 +232,18 @@ impl ChatRequest {
             Value::Object(fields) => fields,
             other => return Ok(other.to_string()),
         };
+        // A call's kept reasoning is the message's, on the wire only when asked.
+        for message in fields.get_mut("messages").and_then(Value::as_array_mut).into_iter().flatten() {
+            let mut reasoning = None;
+            for call in message.get_mut("tool_calls").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(kept) = call.as_object_mut().and_then(|c| c.remove("reasoning")) {
+                    reasoning.get_or_insert(kept);
+                }
+            }
+            if let (true, Some(reasoning), Some(message)) = (self.echo_reasoning, reasoning, message.as_object_mut()) {
+                message.insert("reasoning_content".into(), reasoning);
+            }
+        }
         let mut body = String::from("{");
         let ordered = ["model", "tools", "messages"].into_iter().filter_map(|k| fields.remove_entry(k));
         for (key, value) in ordered.collect::<Vec<_>>().into_iter().chain(fields) {
@@ -339,7 +315,17 @@ impl Usage {
 pub enum Delta {
     /// More answer text.
     Text { text: String },
-    /// More of tool call `index`: its id and name arrive first, then argument text.
+    /// More of the model's reasoning (`reasoning_content`, `reasoning`, or a
+    /// leading `<think>` block): a thought to show apart, never the answer.
+    Reasoning { text: String },
+    /// Every piece of answer text streamed so far was reasoning after all (a
+    /// `</think>` arrived that no `<think>` opened: the server put the
+    /// opening tag in the prompt): `text` is all of it, to be taken back
+    /// from the answer and shown as a thought. Later reasoning of the same
+    /// model streams as [`Delta::Reasoning`] from its first piece.
+    WasReasoning { text: String },
+    /// More of tool call `index` (its position in the answer, whatever the
+    /// server numbered it): its id and name arrive first, then argument text.
     ToolCall {
         index: usize,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -353,17 +339,26 @@ pub enum Delta {
 /// A finished answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatOutcome {
-    /// The assistant message (text and/or tool calls).
+    /// The assistant message (text and/or tool calls): the answer only,
+    /// never the reasoning or a tool call the model wrote as text.
     pub message: Message,
-    /// Why the model stopped ("stop", "tool_calls", "length", ...).
+    /// Why the model stopped ("stop", "tool_calls", "length", ...);
+    /// "tool_calls" whenever the answer has calls.
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
+    /// The model's reasoning, when it showed any.
+    pub reasoning: Option<String>,
 }
 
 impl ChatOutcome {
     /// An answer of plain text.
     pub fn text(text: impl Into<String>) -> ChatOutcome {
-        ChatOutcome { message: Message::assistant(text), finish_reason: Some("stop".into()), usage: None }
+        ChatOutcome {
+            message: Message::assistant(text),
+            finish_reason: Some("stop".into()),
+            usage: None,
+            reasoning: None,
+        }
     }
 
     /// An answer made of tool calls.
@@ -372,6 +367,7 @@ impl ChatOutcome {
             message: Message::Assistant { content: None, tool_calls: calls },
             finish_reason: Some("tool_calls".into()),
             usage: None,
+            reasoning: None,
         }
     }
 }
@@ -435,43 +431,5 @@ mod tests {
         let m: Message =
             crate::json::from_value(json!({"role": "assistant", "content": null, "tool_calls": []})).unwrap();
         assert_eq!(m.text(), "");
-    }
-}
-
-#[cfg(test)]
-mod template_tests {
-    use super::*;
-
-    #[test]
-    fn extra_instructions_join_the_last_user_message_never_a_second_system_one() {
-        let mut messages = vec![Message::system("s"), Message::user("u")];
-        add_user_text(&mut messages, "reply with JSON");
-        assert_eq!(messages.len(), 2);
-        assert_eq!(messages[1].text(), "u\n\nreply with JSON");
-        let mut after_tools = vec![Message::system("s"), Message::user("u"), Message::tool("c", "r")];
-        add_user_text(&mut after_tools, "context");
-        assert!(matches!(after_tools.last(), Some(Message::User { content }) if content == "context"));
-        assert_eq!(template_violation(&after_tools), None);
-    }
-
-    #[test]
-    fn alternation_joins_what_strict_templates_refuse() {
-        let call = ToolCall::new("c", "t", &serde_json::json!({}));
-        let messages = vec![
-            Message::system("a"),
-            Message::user("b"),
-            Message::user("c"),
-            Message::assistant("d"),
-            Message::Assistant { content: None, tool_calls: vec![call.clone()] },
-            Message::tool("c", "r1"),
-            Message::tool("c2", "r2"),
-        ];
-        assert!(template_violation(&messages).unwrap().contains("both user"));
-        let fixed = alternate(messages);
-        assert_eq!(template_violation(&fixed), None);
-        assert_eq!(fixed[1].text(), "b\n\nc");
-        assert_eq!((fixed[2].text(), fixed[2].tool_calls()), ("d", std::slice::from_ref(&call)));
-        assert_eq!(fixed.len(), 5, "tool results stay one per call");
-        assert!(template_violation(&[Message::user("u"), Message::system("late")]).unwrap().contains("system"));
     }
 }

@@ -274,6 +274,19 @@ impl Db {
             })?;
             artifacts.push(artifact);
         }
+        let writes_of = |artifacts: &[SessionArtifact]| {
+            artifacts
+                .iter()
+                .map(|a| Ok(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, a)? }))
+                .collect::<Result<Vec<_>>>()
+        };
+        // A small import of artifacts that are all new replaces nothing, so
+        // there is nothing to check: written as new records at once (one
+        // round trip; any that exists refuses the batch, and the checked
+        // path below runs instead).
+        if artifacts.len() < KEY_LIST_FROM && self.backend.write_new(writes_of(&artifacts)?).await? {
+            return Ok(artifacts.len());
+        }
         // The stored artifacts the import would replace are read in the
         // import's own transaction and checked before anything is written: a
         // small import looks up its own ids; a large one first reads the
@@ -285,10 +298,7 @@ impl Db {
                 self.backend.all_keys(ARTIFACTS).await?.into_iter().collect();
             keys.retain(|id| existing.contains(id));
         }
-        let writes = artifacts
-            .iter()
-            .map(|a| Ok(Write::Put { store: ARTIFACTS, value: to_value(ARTIFACTS, a)? }))
-            .collect::<Result<Vec<_>>>()?;
+        let writes = writes_of(&artifacts)?;
         let check = |found: Vec<Option<Value>>| -> Result<()> {
             let mut stored = std::collections::HashMap::new();
             for value in found.into_iter().flatten() {

@@ -65,8 +65,37 @@ pub(super) fn by_order<T>(items: &mut Vec<T>, order: impl Fn(&T) -> f64) {
 }
 
 impl Db {
+    /// Typed access over `backend`; its search index starts loading in the
+    /// background (where there is an event loop).
     pub fn new(backend: Rc<dyn Backend>) -> Db {
+        if let Some(search) = backend.search_index() {
+            search.attach(Rc::downgrade(&backend));
+        }
         Db { backend }
+    }
+
+    /// Searches the person's chapters and plot, the artifacts, memories and
+    /// transcripts (see [`crate::search`]): `query` must not be empty; an
+    /// unknown scope name is refused. When some records still wait to be
+    /// indexed, the answer says so (its `status`).
+    pub async fn search(&self, query: &str, options: &crate::search::SearchOptions) -> Result<super::SearchAnswer> {
+        match self.backend.search_index() {
+            Some(search) => search.search(&*self.backend, query, options).await,
+            None => Err(StoreError::Backend("this backend keeps no search index".into())),
+        }
+    }
+
+    /// Where the search index stands.
+    pub fn search_status(&self) -> Option<super::SearchStatus> {
+        self.backend.search_index().map(|s| s.status())
+    }
+
+    /// Waits until every record is searchable and every segmentation stored.
+    pub async fn search_settled(&self) -> Result<super::SearchStatus> {
+        match self.backend.search_index() {
+            Some(search) => search.settle(&*self.backend).await,
+            None => Err(StoreError::Backend("this backend keeps no search index".into())),
+        }
     }
 
     /// The backend (for checkpoints and other raw access).

@@ -1,6 +1,6 @@
 //! The person's grants: "approve for this session" in a review lets the
 //! later calls of that tool in the session run without one (see
-//! `agent::consent`). Stored in `sessionGrants` (schema v9), keyed
+//! `agent::consent`). Stored in `sessionGrants` (schema v10), keyed
 //! `<sessionId>/<tool>` and indexed by session, so a grant outlives a
 //! reload, shows in every tab, and goes with its session.
 

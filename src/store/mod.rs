@@ -16,10 +16,11 @@ mod grants;
 mod history;
 mod memories;
 mod model;
-mod order;
+pub(crate) mod order;
 mod projects;
 mod receipts;
 pub mod schema;
+mod search;
 mod sessions;
 mod tree;
 
@@ -41,6 +42,7 @@ pub use idb::testing as idb_testing;
 pub use idb::IdbBackend;
 pub use model::*;
 pub use receipts::{Receipt, ReceiptOutcome};
+pub use search::{doc_key, doc_of, SearchAnswer, SearchIndex, SearchStatus, SEARCHED};
 
 /// The pseudo-session that holds a project's continuity notes (artifacts
 /// whose `sessionId` this is; they go when the project is deleted).

@@ -27,7 +27,9 @@ pub mod stores {
     pub const SNIPPETS: &str = "artifactSnippets";
     /// Sessions whose artifacts were bulk-written without index fields.
     pub const INDEX_STALE: &str = "artifactIndexStale";
-    /// The tools the person approved for the rest of a session, schema v9.
+    /// Each searched record's word segmentation, checked against its text, schema v9.
+    pub const SEGMENTS: &str = "searchSegments";
+    /// The tools the person approved for the rest of a session, schema v10.
     pub const GRANTS: &str = "sessionGrants";
 }
 

@@ -37,6 +37,9 @@ impl Backend for Racing {
     async fn all(&self, store: &str) -> Result<Vec<Value>> {
         self.inner.all(store).await
     }
+    fn search_index(&self) -> Option<&std::rc::Rc<super::SearchIndex>> {
+        self.inner.search_index()
+    }
     async fn write(&self, writes: Vec<Write>) -> Result<()> {
         self.race().await?;
         self.inner.write(writes).await

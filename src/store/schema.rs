@@ -150,10 +150,23 @@ pub const VERSIONS: &[Version] = &[
         removes: &[],
         drops: &[(ARTIFACTS, "bySessionActive")],
     },
-    // 9: the person's grants ("approve for this session"), keyed
-    // `<sessionId>/<tool>` (see `store::grants`).
+    // 9: search: each searched record's word segmentation (what the
+    // browser's segmenter made of its Japanese), keyed `<store>/<id>` and
+    // checked against a fingerprint of the text, so a page load reindexes
+    // without segmenting again. Existing records are segmented in the
+    // background after the upgrade (see `store::search`).
     Version {
         number: 9,
+        stores: &[StoreSpec { name: SEGMENTS, key_path: "key", indexes: &[] }],
+        indexes: &[],
+        migrations: &[],
+        removes: &[],
+        drops: &[],
+    },
+    // 10: the person's grants ("approve for this session"), keyed
+    // `<sessionId>/<tool>` (see `store::grants`).
+    Version {
+        number: 10,
         stores: &[StoreSpec { name: GRANTS, key_path: "id", indexes: &[("sessionId", &["sessionId"])] }],
         indexes: &[],
         migrations: &[],

@@ -116,6 +116,13 @@ impl StoreBench {
         self.db.edit_section_as_person(section).await.map(|_| ()).map_err(error)
     }
 
+    /// Waits until the search index has every record and has stored every
+    /// segmentation; returns the records indexed.
+    #[wasm_bindgen(js_name = searchSettled)]
+    pub async fn search_settled(&self) -> Result<u32, JsValue> {
+        Ok(self.db.search_settled().await.map_err(error)?.indexed as u32)
+    }
+
     /// Records in the artifacts store.
     pub async fn count(&self) -> Result<u32, JsValue> {
         self.backend.count(crate::store::stores::ARTIFACTS).await.map_err(error)

@@ -11,6 +11,7 @@ mod error;
 mod host;
 mod memories;
 mod projects;
+mod search;
 mod sessions;
 
 use wasm_bindgen::prelude::*;

@@ -291,6 +291,38 @@ async function scenarios(browser) {
     assert((await chapterText()) === before, "undo restores byte for byte");
   });
 
+  await check("3s. the search box finds a line (京都, never in 東京都) and opens the chapter at the hit", async () => {
+    for (const [title, text] of [["第二章", "\u3000祖母は東京都に住んでいる。\n"], ["第三章", "\u3000秋、二人は京都へ行った。紅葉が見事だった。\n"]]) {
+      await page.locator("#chapter-title").fill(title);
+      await page.getByRole("button", { name: "Add" }).click();
+      await page.waitForFunction((t) => document.querySelector("#chapter-label").textContent.includes(t), title);
+      await page.locator("#chapter-text").fill(text);
+      await page.getByRole("button", { name: "Save chapter" }).click();
+      await page.waitForFunction(() => !document.querySelector("#banner:not([hidden])"));
+    }
+    await page.locator("#search-input").fill("京都");
+    await page.waitForFunction(() => /found in \d+ ms/.test(document.querySelector("#search-status").textContent));
+    const hits = await page.locator("#search-results li").allTextContents();
+    assert(hits.some((h) => h.includes("第三章") && h.includes("京都へ行った")), `hits: ${hits}`);
+    assert(!hits.some((h) => h.includes("第二章")), `京都 is not found in 東京都: ${hits}`);
+    assert(hits.some((h) => h.startsWith("Artifact")), `the research artifact is found too: ${hits}`);
+    await shot("e2e-3s-search.png");
+    // Open another chapter first, so the click has to bring the found one back.
+    await page.locator("#chapters .chapter").first().click();
+    await page.waitForFunction(() => document.querySelector("#chapter-label").textContent.includes("第一章"));
+    await page.locator("#search-results li.manuscript button").first().click();
+    await page.waitForFunction(() => {
+      const t = document.querySelector("#chapter-text");
+      return document.querySelector("#chapter-label").textContent.includes("第三章") && t.selectionEnd > t.selectionStart;
+    });
+    const selected = await page.evaluate(() => {
+      const t = document.querySelector("#chapter-text");
+      return t.value.slice(t.selectionStart, t.selectionEnd);
+    });
+    assert(selected === "京都", `the chapter opens with the hit selected: ${selected}`);
+    await page.locator("#search-input").fill("");
+  });
+
   await check("4. Stop during a streamed answer returns to idle with nothing half-written", async () => {
     await script([routed("chat_only"), { type: "hold", first: "昔々あるところに" }]);
     const turnsBefore = await page.locator(".turn.agent").count();

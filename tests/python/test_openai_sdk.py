@@ -65,19 +65,16 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def proxy_url():
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+def start_proxy(upstream_port, extra):
+    """The proxy binary in front of the fake on `upstream_port`; its URL and process."""
     port = free_port()
     binary = next(p for p in (ROOT / "target/release/atelier-proxy", ROOT / "target/debug/atelier-proxy") if p.exists())
     env = {
         "PATH": os.environ.get("PATH", ""),
         "ATELIER_BIND": f"127.0.0.1:{port}",
-        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream.server_address[1]}/v1",
-        "ATELIER_UPSTREAM_KEY": KEY,
-        "ATELIER_MODEL_MAIN": "real-model",
+        "ATELIER_UPSTREAM_URL": f"http://127.0.0.1:{upstream_port}/v1",
         "ATELIER_AUTODETECT": "false",
+        **extra,
     }
     proc = subprocess.Popen([str(binary)], env=env, stderr=subprocess.PIPE)
     deadline = time.time() + 15
@@ -88,7 +85,15 @@ def proxy_url():
         except OSError:
             assert time.time() < deadline, "proxy did not start"
             time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{port}/v1", proc
+
+
+@pytest.fixture(scope="module")
+def proxy_url():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    url, proc = start_proxy(upstream.server_address[1], {"ATELIER_UPSTREAM_KEY": KEY, "ATELIER_MODEL_MAIN": "real-model"})
+    yield url
     proc.terminate()
     log = proc.stderr.read().decode()
     upstream.shutdown()
@@ -125,3 +130,80 @@ def test_tools(proxy_url):
     assert json.loads(call.function.arguments) == {"query": "wasm"}
     assert FakeUpstream.seen[-1]["body"]["tools"] == tools
     assert FakeUpstream.seen[-1]["body"]["tool_choice"] == "auto"
+
+
+class FakeOllama(BaseHTTPRequestHandler):
+    """Ollama as the proxy finds it: its listings, and a native /api/chat that
+    streams NDJSON lines (thinking, then two parallel calls with object
+    arguments, then the counts), as Ollama's docs/api.md describes them."""
+
+    seen: list = []
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, body, content_type="application/json"):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/v1/models":
+            return self.reply({"object": "list", "data": [{"id": "qwen3:8b", "object": "model", "owned_by": "library"}]})
+        if self.path == "/api/tags":
+            return self.reply({"models": [{"name": "qwen3:8b", "digest": "sha256:1",
+                                           "details": {"family": "qwen3", "parameter_size": "8.2B"}}]})
+        if self.path == "/api/ps":
+            return self.reply({"models": []})
+        self.send_error(404)
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if self.path == "/api/show":
+            return self.reply({"capabilities": ["completion", "tools", "thinking"],
+                               "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}})
+        if self.path != "/api/chat":
+            return self.send_error(404)
+        FakeOllama.seen.append(body)
+        at = "2026-12-02T10:00:00Z"
+        lines = [
+            {"model": "qwen3:8b", "created_at": at, "message": {"role": "assistant", "content": "", "thinking": "Both."}, "done": False},
+            {"model": "qwen3:8b", "created_at": at, "message": {"role": "assistant", "content": "", "tool_calls": [
+                {"function": {"index": 0, "name": "open_url", "arguments": {"url": "https://a.example"}}}]}, "done": False},
+            {"model": "qwen3:8b", "created_at": at, "message": {"role": "assistant", "content": "", "tool_calls": [
+                {"function": {"index": 0, "name": "open_url", "arguments": {"url": "https://b.example"}}}]}, "done": False},
+            {"model": "qwen3:8b", "created_at": at, "message": {"role": "assistant", "content": ""}, "done": True,
+             "done_reason": "stop", "prompt_eval_count": 30, "eval_count": 12},
+        ]
+        self.reply("".join(json.dumps(line) + "\n" for line in lines), "application/x-ndjson")
+
+
+@pytest.fixture(scope="module")
+def ollama_proxy_url():
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    url, proc = start_proxy(upstream.server_address[1], {})
+    yield url
+    proc.terminate()
+    upstream.shutdown()
+
+
+def test_ollama_native_answers_read_as_openai_by_the_sdk(ollama_proxy_url):
+    # The SDK's own stream helper assembles tool calls by index: Ollama's
+    # native answer, translated by the proxy, must give two calls, not one.
+    tools = [{"type": "function", "function": {"name": "open_url", "description": "Open a page",
+              "parameters": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}}}]
+    with client(ollama_proxy_url).chat.completions.stream(
+            model="main", messages=[{"role": "user", "content": "compare a and b"}], tools=tools,
+            stream_options={"include_usage": True}) as stream:
+        final = stream.get_final_completion()
+    calls = final.choices[0].message.tool_calls
+    assert [json.loads(c.function.arguments) for c in calls] == [{"url": "https://a.example"}, {"url": "https://b.example"}]
+    assert len({c.id for c in calls}) == 2
+    assert final.choices[0].finish_reason == "tool_calls"
+    assert final.usage.prompt_tokens == 30 and final.usage.completion_tokens == 12
+    sent = FakeOllama.seen[-1]
+    assert sent["model"] == "qwen3:8b" and sent["options"]["num_ctx"] == 8192 and sent["truncate"] is False

@@ -17,6 +17,9 @@ import init, {
   type ProjectExport,
   type ReviewPayload,
   type RunResult,
+  type SearchHit,
+  type SearchResults,
+  type SearchStatus,
   type SessionInfo,
   type TranscriptEntry,
   type AppliedEdits,
@@ -88,6 +91,11 @@ async function main(): Promise<void> {
   await agent.deleteSession("session-1");
   const reason: string | null = pending?.reason ?? null;
   console.log(fromPerson, reason);
+  const hits: SearchResults = await agent.search("砂時計", { scope: ["manuscripts", "memories"], projectId: project.id, limit: 5 });
+  const top: SearchHit | undefined = hits[0];
+  const at: number | undefined = top?.start;
+  const status: SearchStatus = agent.searchStatus();
+  console.log(hits.complete, hits.pending, top?.kind, at, status.indexed, (await agent.search("x")).length);
 }
 
 void main();

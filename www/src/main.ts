@@ -5,6 +5,7 @@ import "./style.css";
 import init, { Agent, type AgentEvent, type Artifact, type Lifecycle, type ManuscriptSection, type RunResult, type SessionInfo } from "atelier-agent";
 import { renderStream } from "./render";
 import { setupPlayground } from "./playground";
+import { setupSearch } from "./search";
 
 /** Which session the app shows (a preference of this browser; the sessions live in IndexedDB). */
 const CURRENT_session_KEY = "atelier-current-session";
@@ -610,7 +611,7 @@ async function checkProxy(): Promise<void> {
           url: string;
           source: string;
           detected: boolean;
-          models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] };
+          models: { main: { id: string } | null; sub: { id: string } | null; available: { id: string; embedding: boolean }[] };
         } | null;
       };
       clientTokenRequired?: boolean;
@@ -630,20 +631,20 @@ function openAgent(): Promise<Agent> {
 }
 
 /** The model picker: the aliases and every chat model the proxy's upstream offers. */
-function showModels(upstream: { url: string; source: string; detected: boolean; models: { main: string | null; sub: string | null; available: { id: string; embedding: boolean }[] } } | null): void {
+function showModels(upstream: { url: string; source: string; detected: boolean; models: { main: { id: string } | null; sub: { id: string } | null; available: { id: string; embedding: boolean }[] } } | null): void {
   // An older proxy reports no list.
   const chat = (upstream?.models?.available ?? []).filter((m) => !m.embedding).map((m) => m.id);
   ui.modelList.replaceChildren(
     ...["main", "sub", ...chat].map((id) => {
       const option = document.createElement("option");
       option.value = id;
-      if (id === "main" && upstream?.models.main) option.label = `the proxy's main model (${upstream.models.main})`;
-      if (id === "sub" && upstream?.models.sub) option.label = `the proxy's sub model (${upstream.models.sub})`;
+      if (id === "main" && upstream?.models.main) option.label = `the proxy's main model (${upstream.models.main.id})`;
+      if (id === "sub" && upstream?.models.sub) option.label = `the proxy's sub model (${upstream.models.sub.id})`;
       return option;
     }),
   );
   ui.modelSource.textContent = upstream
-    ? `${upstream.detected ? `Found ${upstream.source}` : "Using"} at ${upstream.url}: main ${upstream.models.main ?? "—"}, sub ${upstream.models.sub ?? "—"}.`
+    ? `${upstream.detected ? `Found ${upstream.source}` : "Using"} at ${upstream.url}: main ${upstream.models.main?.id ?? "—"}, sub ${upstream.models.sub?.id ?? "—"}.`
     : "No model server yet: start Ollama, llama.cpp, LM Studio or vLLM and it is found on your next message.";
 }
 
@@ -700,6 +701,19 @@ async function main(): Promise<void> {
   await switchSession(session);
   await refreshProjects();
   void checkProxy();
+  setupSearch(agent, {
+    async chapter(projectId, sectionId, start, end) {
+      await refreshProjects(projectId);
+      await refreshChapters(sectionId);
+      ui.chapterText.focus();
+      if (start !== undefined && end !== undefined) ui.chapterText.setSelectionRange(start, end);
+    },
+    async artifact(sessionId, artifactId) {
+      if (sessionId !== session && !sessionId.startsWith("continuity:")) await switchSession(sessionId);
+      showArtifact(artifactId);
+    },
+    session: switchSession,
+  });
 
   ui.sessionSelect.addEventListener("change", () => void switchSession(ui.sessionSelect.value));
   ui.newSession.addEventListener("click", () => void switchSession(crypto.randomUUID()));

@@ -284,7 +284,7 @@ fn fuzz(seconds: Option<&str>) -> Result {
     let seconds: u64 = seconds.unwrap_or("60").parse().map_err(|_| "fuzz takes a number of seconds")?;
     let root = root();
     tools::ensure_cargo_fuzz()?;
-    for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json", "html_page"] {
+    for target in ["adit_parse", "adit_apply", "llm_sse", "llm_json", "proxy_ollama", "html_page"] {
         section(&format!("fuzzing {target} for {seconds} s"));
         run(Cmd::new("cargo")
             .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")])

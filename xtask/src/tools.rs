@@ -53,9 +53,15 @@ pub fn ensure_rust_src() -> Result {
         .map_err(|e| format!("the standard library's sources are missing and could not be added ({e})"))
 }
 
-/// Debian packages: (package, file it provides).
-const APT: &[(&str, &str)] =
-    &[("chromium", CHROMIUM), ("chromium-driver", CHROMEDRIVER), ("nodejs", "node"), ("npm", "npm")];
+/// Debian packages: (package, file it provides). ICU gives the native tests
+/// the word segmentation the browser's `Intl.Segmenter` gives the package.
+const APT: &[(&str, &str)] = &[
+    ("chromium", CHROMIUM),
+    ("chromium-driver", CHROMEDRIVER),
+    ("nodejs", "node"),
+    ("npm", "npm"),
+    ("libicu-dev", "/usr/include/unicode/ubrk.h"),
+];
 
 fn ensure_apt_packages() -> Result {
     let missing: Vec<&str> = APT

@@ -3,6 +3,8 @@
 //! counts connections it should never get.
 #![allow(dead_code)]
 
+pub mod ollama;
+
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
@@ -43,8 +45,9 @@ struct Fake {
     /// What `GET …/models` answers (None: the default list); such requests
     /// are recorded apart and never take a scripted reply.
     models: Mutex<Option<(u16, serde_json::Value)>>,
-    /// What Ollama's `GET /api/tags` answers (None: 404).
-    tags: Mutex<Option<serde_json::Value>>,
+    /// What the servers' own listings answer (`/api/tags`, `/api/ps`, `/api/show`,
+    /// `/props`, `/api/v0/models`, `/api/version`; absent: 404).
+    routes: Mutex<std::collections::HashMap<String, serde_json::Value>>,
     models_seen: Mutex<Vec<Seen>>,
     /// Set when a streamed answer's body was dropped before it finished.
     disconnects: AtomicUsize,
@@ -110,7 +113,12 @@ impl FakeUpstream {
 
     /// Sets what Ollama's `GET /api/tags` answers.
     pub fn set_tags(&self, body: serde_json::Value) {
-        *self.fake.tags.lock().unwrap() = Some(body);
+        self.set_route("/api/tags", body);
+    }
+
+    /// Sets what a server's own listing at `path` answers (see [`LISTINGS`]).
+    pub fn set_route(&self, path: &str, body: serde_json::Value) {
+        self.fake.routes.lock().unwrap().insert(path.to_owned(), body);
     }
 
     pub fn base(&self) -> String {
@@ -151,16 +159,20 @@ impl Drop for DropGuard {
     }
 }
 
+/// The servers' own listings the proxy reads besides `/models` (answered
+/// from [`FakeUpstream::set_route`], else 404; recorded with the model lists).
+pub const LISTINGS: &[&str] = &["/api/tags", "/api/ps", "/api/show", "/api/version", "/props", "/api/v0/models"];
+
 async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let headers = request.headers().clone();
     let bytes = axum::body::to_bytes(request.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
-    if path == "/api/tags" {
-        let tags = fake.tags.lock().unwrap().clone();
+    if LISTINGS.contains(&path.as_str()) {
+        let listing = fake.routes.lock().unwrap().get(&path).cloned();
         fake.models_seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
-        let (status, body) = tags.map_or((404, "{}".to_owned()), |t| (200, t.to_string()));
+        let (status, body) = listing.map_or((404, "{}".to_owned()), |l| (200, l.to_string()));
         return Response::builder()
             .status(status)
             .header("content-type", "application/json")
@@ -179,9 +191,23 @@ async fn answer(State(fake): State<Arc<Fake>>, request: Request) -> Response {
             .body(Body::from(list.to_string()))
             .unwrap();
     }
+    let native = (path == "/api/chat").then(|| (body["model"].clone(), body["stream"].as_bool().unwrap_or(true)));
     fake.seen.lock().unwrap().push(Seen { method: method.clone(), path, headers, body });
     let reply = fake.replies.lock().unwrap().pop_front();
     match reply {
+        // Ollama's native chat (what the proxy sends a found Ollama): one
+        // JSON answer, or NDJSON lines when streamed.
+        None if native.is_some() => {
+            let (model, streamed) = native.unwrap();
+            let done = serde_json::json!({"model": model, "created_at": "2026-12-02T00:00:00Z",
+                "message": {"role": "assistant", "content": "default"}, "done": true, "done_reason": "stop",
+                "prompt_eval_count": 1, "eval_count": 1});
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", if streamed { "application/x-ndjson" } else { "application/json" })
+                .body(Body::from(format!("{done}\n")))
+                .unwrap()
+        }
         None => Response::builder()
             .status(StatusCode::OK)
             .header("content-type", "application/json")

@@ -28,7 +28,12 @@ export function transactionPromise(tx) {
   const done = new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve(undefined);
     tx.onabort = () => reject(tx.error ?? new DOMException("transaction aborted", "AbortError"));
-    tx.onerror = () => reject(tx.error ?? new DOMException("transaction failed", "UnknownError"));
+    // A failed request's error reaches the transaction first (its own `error`
+    // is only set at the abort that follows): the request's names the cause.
+    tx.onerror = (event) => {
+      const failed = /** @type {IDBRequest | null} */ (event.target);
+      reject(failed?.error ?? tx.error ?? new DOMException("transaction failed", "UnknownError"));
+    };
   });
   done.catch(() => {});
   return done;
@@ -185,15 +190,17 @@ export function openChannel(name) {
 }
 
 /**
- * Tells the other tabs which stores a committed write changed (a channel
- * does not hear its own messages, so this tab is not told).
+ * Tells the other tabs which stores a committed write changed, and which
+ * searched records (`<store>/<id>`, so their search index reads them again).
+ * A channel does not hear its own messages, so this tab is not told.
  *
  * @param {BroadcastChannel | null} channel
  * @param {string[]} stores
+ * @param {string[]} keys
  */
-export function announce(channel, stores) {
+export function announce(channel, stores, keys) {
   try {
-    channel?.postMessage({ stores });
+    channel?.postMessage(keys.length ? { stores, keys } : { stores });
   } catch {
     // A closed channel (the page is going away): nobody to tell.
   }
@@ -216,6 +223,38 @@ export function listen(channel, listener) {
   };
   channel.addEventListener("message", onMessage);
   return () => channel.removeEventListener("message", onMessage);
+}
+
+/**
+ * Calls `listener` with the searched records' keys another tab's write
+ * changed (for this tab's search index); returns the function that stops it.
+ *
+ * @param {BroadcastChannel | null} channel
+ * @param {(keys: string[]) => void} listener
+ * @returns {() => void}
+ */
+export function listenForKeys(channel, listener) {
+  if (!channel) return () => {};
+  /** @param {MessageEvent} event */
+  const onMessage = (event) => {
+    const keys = event.data && Array.isArray(event.data.keys) ? event.data.keys.filter((/** @type {unknown} */ k) => typeof k === "string") : [];
+    if (keys.length) listener(keys);
+  };
+  channel.addEventListener("message", onMessage);
+  return () => channel.removeEventListener("message", onMessage);
+}
+
+/**
+ * Up to `count` records of `store` after the key `after` (from the first
+ * when `after` is null), in key order.
+ *
+ * @param {IDBObjectStore} store
+ * @param {string | null | undefined} after
+ * @param {number} count
+ * @returns {IDBRequest}
+ */
+export function pageAfter(store, after, count) {
+  return store.getAll(after == null ? null : IDBKeyRange.lowerBound(after, true), count);
 }
 
 /**

@@ -34,11 +34,12 @@ use web_sys::{IdbDatabase, IdbIndex, IdbRequest, IdbTransaction, IdbTransactionM
 #[cfg(feature = "test-hooks")]
 pub use write::testing;
 
-use super::backend::{Backend, Guard, Write};
+use super::backend::{record, Backend, Guard, Write};
 use super::error::{Result, StoreError};
-use super::model::stores::{ARTIFACTS, PLOTS, PROJECTS, SECTIONS};
-use super::model::{ArtifactSnippet, INDEX_FIELD};
+use super::model::stores::{PLOTS, PROJECTS, SECTIONS};
+use super::model::ArtifactSnippet;
 use super::schema;
+use super::search::SearchIndex;
 
 #[wasm_bindgen(module = "/src/store/idb/idb.js")]
 extern "C" {
@@ -59,7 +60,15 @@ extern "C" {
     #[wasm_bindgen(js_name = openChannel)]
     fn open_channel(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = announce)]
-    fn announce(channel: &JsValue, stores: Vec<String>);
+    fn announce(channel: &JsValue, stores: Vec<String>, keys: Vec<String>);
+    #[wasm_bindgen(js_name = listenForKeys)]
+    fn listen_for_keys(channel: &JsValue, listener: &js_sys::Function) -> js_sys::Function;
+    #[wasm_bindgen(js_name = pageAfter, catch)]
+    fn page_after(
+        store: &web_sys::IdbObjectStore,
+        after: Option<String>,
+        count: u32,
+    ) -> std::result::Result<IdbRequest, JsValue>;
     #[wasm_bindgen(js_name = listen)]
     fn listen(channel: &JsValue, listener: &js_sys::Function) -> js_sys::Function;
     #[wasm_bindgen(js_name = strictTransaction, catch)]
@@ -74,6 +83,8 @@ pub struct IdbBackend {
     closed_for_upgrade: Rc<Cell<bool>>,
     /// The BroadcastChannel the tabs of this database share (or null).
     channel: JsValue,
+    /// The search index this connection keeps current.
+    search: Rc<SearchIndex>,
 }
 
 /// Maps a DOMException (or any JS error) to a typed storage error.
@@ -134,17 +145,6 @@ fn codec(store: &str, e: serde_json::Error) -> StoreError {
     StoreError::Codec { store: store.to_owned(), detail: e.to_string() }
 }
 
-/// A stored record as the rest of the code sees it (artifacts without their
-/// storage-only index field).
-fn record(store: &str, mut value: Value) -> Value {
-    if store == ARTIFACTS {
-        if let Some(fields) = value.as_object_mut() {
-            fields.remove(INDEX_FIELD);
-        }
-    }
-    value
-}
-
 impl IdbBackend {
     /// Opens (creating or upgrading) the database `name` at the current schema version.
     pub async fn open(name: &str) -> Result<IdbBackend> {
@@ -161,7 +161,18 @@ impl IdbBackend {
         let on_closed = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || flag.set(true));
         close_for_upgrades(&db, on_closed.as_ref().unchecked_ref());
         on_closed.forget();
-        Ok(IdbBackend { db, closed_for_upgrade, channel: open_channel(name) })
+        let channel = open_channel(name);
+        // Another tab's writes to searched records: this tab's index reads them again.
+        let search = Rc::new(SearchIndex::new());
+        let weak = Rc::downgrade(&search);
+        let on_keys = wasm_bindgen::closure::Closure::<dyn FnMut(Vec<String>)>::new(move |keys: Vec<String>| {
+            if let Some(search) = weak.upgrade() {
+                search.changed_elsewhere(keys);
+            }
+        });
+        listen_for_keys(&channel, on_keys.as_ref().unchecked_ref());
+        on_keys.forget();
+        Ok(IdbBackend { db, closed_for_upgrade, channel, search })
     }
 
     /// Deletes the database `name` (tests and "forget everything").
@@ -175,11 +186,16 @@ impl IdbBackend {
         listen(&self.channel, listener)
     }
 
-    /// Tells the other tabs a write to `stores` committed.
-    fn announce(&self, stores: &[&str]) {
+    /// Tells the other tabs a write to `stores` (and to the searched records `keys`) committed.
+    fn announce(&self, stores: &[&str], keys: Vec<String>) {
         if !self.channel.is_null() {
-            announce(&self.channel, stores.iter().map(|s| (*s).to_owned()).collect());
+            announce(&self.channel, stores.iter().map(|s| (*s).to_owned()).collect(), keys);
         }
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> String {
+        self.db.name()
     }
 
     /// Closes the connection.
@@ -263,6 +279,15 @@ impl Backend for IdbBackend {
         Ok(items_from_js(store, &all)?.into_iter().map(|v| record(store, v)).collect())
     }
 
+    async fn page(&self, store: &str, after: Option<&str>, count: usize) -> Result<Vec<Value>> {
+        let all = self.read(store, |s| page_after(&s, after.map(str::to_owned), count as u32)).await?;
+        Ok(items_from_js(store, &all)?.into_iter().map(|v| record(store, v)).collect())
+    }
+
+    fn search_index(&self) -> Option<&Rc<SearchIndex>> {
+        Some(&self.search)
+    }
+
     async fn artifact_index(&self, session_id: &str, active_only: bool) -> Result<Vec<ArtifactSnippet>> {
         index::artifact_index(self, session_id, active_only).await
     }
@@ -273,6 +298,15 @@ impl Backend for IdbBackend {
 
     async fn write_guarded(&self, guard: Guard<'_>, writes: Vec<Write>) -> Result<()> {
         write::write(self, Some(guard), writes).await
+    }
+
+    async fn write_new(&self, writes: Vec<Write>) -> Result<bool> {
+        match write::write_as(self, None, writes, true).await {
+            Ok(()) => Ok(true),
+            // `store_error` names the DOMException first.
+            Err(StoreError::Backend(e)) if e.starts_with("ConstraintError") => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 

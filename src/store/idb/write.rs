@@ -1,27 +1,18 @@
 //! The one write path: an atomic batch of puts and deletes in one
 //! transaction, every request issued at once, then committed. Artifact
-//! records get their index fields here (see `ArtifactSnippet::index_field`),
-//! or, in a large batch, none: their sessions are marked stale instead and
-//! the first read of a session's index adds them.
-
-use std::collections::HashSet;
+//! records get their index fields by the rule every backend shares
+//! (`backend::add_index_fields`: in a large batch none, their sessions
+//! marked stale instead); the search index hears of the batch once it
+//! committed (`store::search`).
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 use web_sys::IdbTransactionMode;
 
 use super::{get_all_of, settle, store_error, to_js, transaction_promise, IdbBackend};
-use crate::store::backend::{Guard, Write};
+use crate::store::backend::{add_index_fields, Guard, Write};
 use crate::store::error::Result;
-use crate::store::model::stores::{ARTIFACTS, INDEX_STALE};
-use crate::store::model::{ArtifactSnippet, INDEX_FIELD};
-
-/// Batches with at least this many artifact puts write the records without
-/// their index fields and mark the sessions stale instead: the session's
-/// first index read adds them (see `index.rs`). A bulk import then costs
-/// what the raw records cost, and an agent's single writes keep the index
-/// current as they go.
-pub const LAZY_INDEX_BATCH: usize = 256;
+use crate::store::search;
 
 /// Failure injection for the browser tests (feature `test-hooks`, never in
 /// the package): the next batch fails after its first request with a
@@ -51,17 +42,31 @@ fn injected_failure() -> Option<JsValue> {
 /// Applies every write of the batch or none; with a guard, only if the
 /// guard's records, read first in the same transaction, pass its check.
 pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes: Vec<Write>) -> Result<()> {
+    write_as(backend, guard, writes, false).await
+}
+
+/// [`write`]; with `new_only`, every put is an `add`: a key that exists
+/// already fails the request, and the whole batch with it (`ConstraintError`).
+pub(super) async fn write_as(
+    backend: &IdbBackend,
+    guard: Option<Guard<'_>>,
+    mut writes: Vec<Write>,
+    new_only: bool,
+) -> Result<()> {
     if writes.is_empty() && guard.is_none() {
         return Ok(());
     }
-    let lazy = writes.iter().filter(|w| matches!(w, Write::Put { store: ARTIFACTS, .. })).count() >= LAZY_INDEX_BATCH;
+    // What the batch changes in the search index (applied once it commits),
+    // and a deleted record's stored segmentation, deleted with it.
+    let (changes, also) = search::plan(&writes);
+    writes.extend(also);
+    add_index_fields(&mut writes);
     let mut stores: Vec<&str> = writes
         .iter()
         .map(|w| match w {
             Write::Put { store, .. } | Write::Delete { store, .. } => *store,
         })
         .collect();
-    let mut stale_sessions = HashSet::new();
     // Every record is converted before anything is issued: a record that
     // cannot be converted fails the batch before it starts. All the puts'
     // values cross in one JSON array (moved, not copied).
@@ -69,29 +74,12 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
     let mut requests: Vec<(&str, std::result::Result<usize, String>)> = Vec::with_capacity(writes.len());
     for write in writes {
         match write {
-            Write::Put { store, mut value } => {
-                if store == ARTIFACTS && value.is_object() {
-                    if lazy {
-                        if let Some(session) = value.get("sessionId").and_then(Value::as_str) {
-                            stale_sessions.insert(session.to_owned());
-                        }
-                        value.as_object_mut().map(|r| r.remove(INDEX_FIELD));
-                    } else {
-                        value[INDEX_FIELD] = ArtifactSnippet::index_field(&value);
-                    }
-                }
+            Write::Put { store, value } => {
                 requests.push((store, Ok(values.len())));
                 values.push(value);
             }
             Write::Delete { store, key } => requests.push((store, Err(key))),
         }
-    }
-    for session in stale_sessions {
-        requests.push((INDEX_STALE, Ok(values.len())));
-        values.push(serde_json::json!({ "sessionId": session }));
-    }
-    if lazy {
-        stores.push(INDEX_STALE);
     }
     if let Some(guard) = &guard {
         stores.extend(guard.reads.iter().map(|(store, _)| *store));
@@ -121,6 +109,7 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
     let mut failure = None;
     for (i, (store, request)) in requests.iter().enumerate() {
         let issued = tx.object_store(store).and_then(|s| match request {
+            Ok(at) if new_only => s.add(&records.get(*at as u32)),
             Ok(at) => s.put(&records.get(*at as u32)),
             Err(key) => s.delete(&JsValue::from_str(key)),
         });
@@ -147,7 +136,9 @@ pub(super) async fn write(backend: &IdbBackend, guard: Option<Guard<'_>>, writes
     }
     commit(&tx);
     settle(done).await?;
-    backend.announce(&stores);
+    let keys = search::changed_keys(&changes);
+    backend.search.apply(changes);
+    backend.announce(&stores, keys);
     Ok(())
 }
 

@@ -23,3 +23,42 @@ export function graphemeStart(text, index) {
   const segment = graphemes.segment(text).containing(index);
   return segment ? segment.index : index;
 }
+
+/** @type {Intl.Segmenter | undefined} */
+let words;
+
+/**
+ * The UTF-16 index of every word segment's start in `text` after the first
+ * (Intl.Segmenter with word granularity: the browser's dictionaries for
+ * Japanese, Chinese, Thai...). Without `Intl.Segmenter` every position
+ * starts a segment (each character is its own word).
+ *
+ * @param {string} text
+ * @returns {Uint32Array}
+ */
+export function wordStarts(text) {
+  if (typeof Intl.Segmenter !== "function") return Uint32Array.from({ length: Math.max(0, text.length - 1) }, (_, i) => i + 1);
+  words ??= new Intl.Segmenter("ja", { granularity: "word" });
+  /** @type {number[]} */
+  const starts = [];
+  for (const segment of words.segment(text)) if (segment.index > 0) starts.push(segment.index);
+  return Uint32Array.from(starts);
+}
+
+/**
+ * Resolves in the browser's next task (after anything waiting, input and
+ * rendering included), without setTimeout's 4 ms clamp: how background work
+ * gives the page back between slices.
+ *
+ * @returns {Promise<void>}
+ */
+export function nextTask() {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve(undefined);
+    };
+    channel.port2.postMessage(0);
+  });
+}

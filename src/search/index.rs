@@ -1,0 +1,346 @@
+//! The in-memory inverted index: every document's words in order (term ids,
+//! with where each word stands in the original text) and, per term, the
+//! positions where it occurs. Built from a document's text and its
+//! [`Breaks`] alone, so a document is segmented once (the breaks are kept in
+//! storage) and indexed again on any page load in a few milliseconds.
+//!
+//! Matching (see [`Index::search`]): a word of letters or digits matches the
+//! same stem; a run of Japanese (or another script written without spaces)
+//! matches where the same characters stand in a document *starting and
+//! ending on the document's word boundaries* — so 京都 is found in 京都へ
+//! but not in 東京都 (東京|都), whatever the segmenter made of the query.
+//! Ranking is BM25 (k1 1.2, b 0.75; a title occurrence counts twice), times
+//! a proximity boost when the query has several parts (up to ×2 when they
+//! stand side by side, in any order).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::text::{tokenize, Breaks, Word};
+use super::{Hit, Kind, Query, Scope};
+
+/// A fast hash for the index's many short keys (the FxHash mix): std's
+/// SipHash took a third of the time of indexing a chapter.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The one map type of the search code (term, document and queue keys).
+pub type Keys = HashMap<Box<str>, u32, BuildHasherDefault<Fx>>;
+
+/// Set on a word that follows something other than a word (space, punctuation).
+const GAP: u32 = 1 << 31;
+const TERM: u32 = !GAP;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Characters of context shown before a hit; a snippet's length in characters.
+const SNIPPET_BEFORE: usize = 40;
+const SNIPPET_CHARS: usize = 160;
+
+/// A document as given to the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// Unique over every kind (`store/id`).
+    pub key: String,
+    pub kind: Kind,
+    pub id: String,
+    pub title: String,
+    pub body: String,
+    pub project: Option<String>,
+    pub session: Option<String>,
+    /// Fingerprint of `title` and `body` (what the breaks were computed on).
+    pub hash: u64,
+}
+
+/// The fingerprint a [`Doc`] carries: FNV-1a over the title, a NUL and the
+/// body, cut to 53 bits (stored as a JS number, exactly).
+pub fn text_hash(title: &str, body: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for b in title.bytes().chain([0]).chain(body.bytes()) {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash & ((1 << 53) - 1)
+}
+
+struct Indexed {
+    doc: Doc,
+    /// Term ids in text order, [`GAP`]-flagged; the title's words first.
+    words: Vec<u32>,
+    /// Byte range of each word in the title (the first `title_words`) or the body.
+    spans: Vec<(u32, u32)>,
+    title_words: u32,
+}
+
+/// The inverted index (see the module documentation).
+#[derive(Default)]
+pub struct Index {
+    terms: Keys,
+    names: Vec<Box<str>>,
+    /// Per term: (document slot, word position), a document's together.
+    postings: Vec<Vec<(u32, u32)>>,
+    docs: Vec<Option<Indexed>>,
+    slots: Keys,
+    free: Vec<u32>,
+    words_total: u64,
+}
+
+/// Where a query part occurs in one document: word positions `[start, end)`.
+type Occurrence = (u32, u32, u32);
+
+impl Index {
+    pub fn new() -> Index {
+        Index::default()
+    }
+
+    /// Documents indexed.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The fingerprint of the indexed version of `key`.
+    pub fn hash_of(&self, key: &str) -> Option<u64> {
+        let slot = *self.slots.get(key)?;
+        self.docs[slot as usize].as_ref().map(|d| d.doc.hash)
+    }
+
+    /// Indexes `doc` (replacing any document with its key), its dictionary
+    /// runs cut by `breaks`.
+    pub fn add(&mut self, doc: Doc, breaks: &Breaks) {
+        self.remove(&doc.key);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        let mut words = Vec::new();
+        let mut spans = Vec::new();
+        let mut run_char = 0;
+        let mut title_words = 0;
+        for (part, text) in [doc.title.as_str(), doc.body.as_str()].into_iter().enumerate() {
+            let mut first = true;
+            let mut emit = |w: Word| {
+                let id = match self.terms.get(w.term) {
+                    Some(id) => *id,
+                    None => {
+                        let id = self.names.len() as u32;
+                        self.names.push(w.term.into());
+                        self.terms.insert(w.term.into(), id);
+                        self.postings.push(Vec::new());
+                        id
+                    }
+                };
+                self.postings[id as usize].push((slot, words.len() as u32));
+                words.push(id | if w.after_gap || first { GAP } else { 0 });
+                spans.push((w.start as u32, w.end as u32));
+                first = false;
+            };
+            tokenize(text, breaks, &mut run_char, &mut emit);
+            if part == 0 {
+                title_words = words.len() as u32;
+            }
+        }
+        self.words_total += words.len() as u64;
+        self.slots.insert(doc.key.as_str().into(), slot);
+        self.docs[slot as usize] = Some(Indexed { doc, words, spans, title_words });
+    }
+
+    /// Drops the document `key`, if indexed.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let Some(slot) = self.slots.remove(key) else { return false };
+        let Some(gone) = self.docs[slot as usize].take() else { return false };
+        let mut terms: Vec<u32> = gone.words.iter().map(|w| w & TERM).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        for term in terms {
+            self.postings[term as usize].retain(|(s, _)| *s != slot);
+        }
+        self.words_total -= gone.words.len() as u64;
+        self.free.push(slot);
+        true
+    }
+
+    /// Where a run of dictionary characters stands on word boundaries: it
+    /// starts with a whole word (one of the terms `run` begins with) and the
+    /// words after it, with no gap, spell the rest exactly.
+    fn run_occurrences(&self, run: &str, out: &mut Vec<Occurrence>) {
+        let ends = run.char_indices().skip(1).map(|(i, _)| i).chain([run.len()]);
+        for prefix_end in ends {
+            let Some(&term) = self.terms.get(&run[..prefix_end]) else { continue };
+            for &(slot, pos) in &self.postings[term as usize] {
+                let Some(doc) = &self.docs[slot as usize] else { continue };
+                let (mut at, mut next) = (prefix_end, pos as usize + 1);
+                while at < run.len() {
+                    let Some(&word) = doc.words.get(next).filter(|w| *w & GAP == 0) else { break };
+                    let name = &self.names[(word & TERM) as usize];
+                    if !run[at..].starts_with(&**name) {
+                        break;
+                    }
+                    at += name.len();
+                    next += 1;
+                }
+                if at == run.len() {
+                    out.push((slot, pos, next as u32));
+                }
+            }
+        }
+    }
+
+    fn occurrences(&self, part: &super::Part) -> Vec<Occurrence> {
+        let mut out = Vec::new();
+        if part.dictionary {
+            self.run_occurrences(&part.text, &mut out);
+            out.sort_unstable();
+        } else if let Some(&term) = self.terms.get(part.text.as_str()) {
+            out.extend(self.postings[term as usize].iter().map(|&(slot, pos)| (slot, pos, pos + 1)));
+        }
+        out
+    }
+
+    /// The documents `scope` admits that hold every part of `query`, best first, at most `limit`.
+    pub fn search(&self, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
+        if query.parts.is_empty() || self.is_empty() {
+            return Vec::new();
+        }
+        let lists: Vec<Vec<Occurrence>> = query.parts.iter().map(|p| self.occurrences(p)).collect();
+        let n = self.len() as f64;
+        let avg = (self.words_total as f64 / n).max(1.0);
+        // Per part: documents holding it (a document's occurrences are adjacent, sorted by slot).
+        let doc_runs: Vec<Vec<(u32, &[Occurrence])>> = lists.iter().map(|l| by_document(l)).collect();
+        let Some(rarest) = (0..doc_runs.len()).min_by_key(|i| doc_runs[*i].len()) else { return Vec::new() };
+        let mut scored: Vec<(f64, u32)> = Vec::new();
+        'docs: for (slot, _) in &doc_runs[rarest] {
+            let Some(doc) = &self.docs[*slot as usize] else { continue };
+            if !scope.admits(&doc.doc) {
+                continue;
+            }
+            let mut score = 0.0;
+            let mut found: Vec<&[Occurrence]> = Vec::with_capacity(doc_runs.len());
+            for runs in &doc_runs {
+                let Ok(at) = runs.binary_search_by_key(slot, |(s, _)| *s) else { continue 'docs };
+                let occurrences = runs[at].1;
+                let df = runs.len() as f64;
+                let idf = ln(1.0 + (n - df + 0.5) / (df + 0.5));
+                let tf: f64 = occurrences.iter().map(|o| if o.1 < doc.title_words { 2.0 } else { 1.0 }).sum();
+                let dl = doc.words.len() as f64;
+                score += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avg));
+                found.push(occurrences);
+            }
+            if found.len() > 1 {
+                score *= 1.0 + 1.0 / (1.0 + closest(&found).1 as f64);
+            }
+            scored.push((score, *slot));
+        }
+        // Ties go by key, so an order survives a reload (slots do not).
+        let key = |slot: u32| self.docs[slot as usize].as_ref().map(|d| d.doc.key.as_str());
+        crate::store::order::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then_with(|| key(a.1).cmp(&key(b.1))));
+        scored.truncate(limit);
+        scored.into_iter().filter_map(|(score, slot)| self.hit(slot, score, &doc_runs)).collect()
+    }
+
+    fn hit(&self, slot: u32, score: f64, doc_runs: &[Vec<(u32, &[Occurrence])>]) -> Option<Hit> {
+        let doc = self.docs[slot as usize].as_ref()?;
+        let found: Vec<&[Occurrence]> = doc_runs
+            .iter()
+            .filter_map(|runs| runs.binary_search_by_key(&slot, |(s, _)| *s).ok().map(|at| runs[at].1))
+            .map(|occ| {
+                // Body occurrences only (offsets are the body's).
+                let from = occ.partition_point(|o| o.1 < doc.title_words);
+                &occ[from..]
+            })
+            .collect();
+        let in_body = found.iter().all(|o| !o.is_empty());
+        let (window, _) = if in_body { closest(&found) } else { ((0, 0), 0) };
+        let body = &doc.doc.body;
+        let (snippet, start, end) = if in_body {
+            let (from, to) = (doc.spans[window.0 as usize].0 as usize, doc.spans[window.1 as usize - 1].1 as usize);
+            let snippet = crate::snippet::around(body, from, to, SNIPPET_BEFORE, SNIPPET_CHARS);
+            (snippet, Some(utf16_len(&body[..from])), Some(utf16_len(&body[..from]) + utf16_len(&body[from..to])))
+        } else {
+            (crate::snippet::around(body, 0, 0, 0, SNIPPET_CHARS), None, None)
+        };
+        Some(Hit {
+            kind: doc.doc.kind,
+            id: doc.doc.id.clone(),
+            title: doc.doc.title.clone(),
+            snippet,
+            score,
+            project_id: doc.doc.project.clone(),
+            session_id: doc.doc.session.clone(),
+            start,
+            end,
+        })
+    }
+}
+
+/// The natural logarithm of `x` (> 0) to within 1%, monotonic: enough for a ranking
+/// weight: the float's exponent and a cubic for the mantissa (the library's
+/// `ln` costs the package more than the whole idf does).
+fn ln(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
+    let m = f64::from_bits((bits & ((1 << 52) - 1)) | (1023 << 52)) - 1.0; // [0, 1)
+    let log2_m = m * (1.4425449 + m * (-0.7181452 + m * 0.2754177));
+    (exponent + log2_m) * std::f64::consts::LN_2
+}
+
+fn utf16_len(text: &str) -> u32 {
+    text.encode_utf16().count() as u32
+}
+
+/// Occurrences grouped by document (they come sorted by slot).
+fn by_document(list: &[Occurrence]) -> Vec<(u32, &[Occurrence])> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for i in 1..=list.len() {
+        if i == list.len() || list[i].0 != list[from].0 {
+            out.push((list[from].0, &list[from..i]));
+            from = i;
+        }
+    }
+    out
+}
+
+/// The smallest window of word positions holding one occurrence of every
+/// part (`[start, end)`), and how many words in it belong to none of them.
+fn closest(parts: &[&[Occurrence]]) -> ((u32, u32), u32) {
+    let Some(first) = parts.first().and_then(|p| p.first()) else { return ((0, 0), 0) };
+    if parts.len() == 1 {
+        return ((first.1, first.2), 0);
+    }
+    let mut at = vec![0usize; parts.len()];
+    let mut best = ((first.1, first.2), u32::MAX);
+    loop {
+        let (lo, lo_part) = (0..parts.len()).map(|i| (parts[i][at[i]].1, i)).min().unwrap_or((0, 0));
+        let hi = (0..parts.len()).map(|i| parts[i][at[i]].2).max().unwrap_or(0);
+        let inside: u32 = (0..parts.len()).map(|i| parts[i][at[i]].2 - parts[i][at[i]].1).sum();
+        let extra = (hi - lo).saturating_sub(inside);
+        if extra < best.1 {
+            best = ((lo, hi), extra);
+        }
+        at[lo_part] += 1;
+        if at[lo_part] == parts[lo_part].len() {
+            return best;
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Local search over the person's chapters and plot, the sessions'
+//! artifacts and transcripts, and long-term memories: pure core (no
+//! browser), Japanese and English alike.
+//!
+//! - [`text`]: folding, words (the segmenter's for Japanese and the other
+//!   scripts written without spaces, Unicode's rules for the rest), stems.
+//! - [`index`]: the in-memory inverted index, its matching and ranking.
+//! - [`Query`], [`Scope`], [`Hit`]: what is asked and what is answered.
+//!
+//! The store keeps an [`Index`] current on every write and persists each
+//! document's segmentation (`store/search.rs`); `Db::search` is the one
+//! entry point (the JS `agent.search` and the agent's tools call it).
+//!
+//! ```
+//! use atelier_agent::search::{text, Doc, Index, Kind, Query, Scope};
+//! let mut index = Index::new();
+//! for (id, body) in [("c1", "東京都に住む祖母"), ("c2", "京都へ行く。")] {
+//!     let doc = Doc { key: format!("manuscripts/{id}"), kind: Kind::Manuscript, id: id.into(),
+//!                     title: String::new(), body: body.into(), project: None, session: None, hash: 0 };
+//!     index.add(doc, &text::segment_now(&["", body]));
+//! }
+//! let hits = atelier_agent::search::run(&index, &Query::parse("京都").unwrap(), &Scope::all(), 10);
+//! assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["c2"]);
+//! ```
+
+pub mod index;
+pub mod stem;
+pub mod text;
+
+use serde::Serialize;
+
+pub use index::{text_hash, Doc, Index};
+
+/// What a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Manuscript,
+    Plot,
+    Artifact,
+    Memory,
+    Transcript,
+}
+
+impl Kind {
+    const ALL: [Kind; 5] = [Kind::Manuscript, Kind::Plot, Kind::Artifact, Kind::Memory, Kind::Transcript];
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The scope name that selects this kind (`agent.search`'s `scope`).
+    pub fn scope_name(self) -> &'static str {
+        match self {
+            Kind::Manuscript => "manuscripts",
+            Kind::Plot => "plot",
+            Kind::Artifact => "artifacts",
+            Kind::Memory => "memories",
+            Kind::Transcript => "transcripts",
+        }
+    }
+}
+
+/// Why a search was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError {
+    #[error("the query is empty: give the words to look for")]
+    EmptyQuery,
+    #[error("unknown scope {0:?} (manuscripts, plot, artifacts, memories or transcripts)")]
+    UnknownScope(String),
+    #[error(
+        "search options: `{0}` has the wrong type (scope: string[], projectId and sessionId: string, limit: number)"
+    )]
+    Options(String),
+}
+
+/// Which documents a search looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    kinds: u8,
+    /// Only the records of this project (manuscripts, plot, the project's continuity notes).
+    pub project: Option<String>,
+    /// Only the records of this session (its artifacts and transcript).
+    pub session: Option<String>,
+}
+
+impl Scope {
+    /// Every kind, every project and session.
+    pub fn all() -> Scope {
+        Scope { kinds: u8::MAX, project: None, session: None }
+    }
+
+    /// The kinds named (`manuscripts`, `plot`, `artifacts`, `memories`,
+    /// `transcripts`; none named: all of them).
+    pub fn of(names: &[String], project: Option<String>, session: Option<String>) -> Result<Scope, SearchError> {
+        let mut kinds = if names.is_empty() { u8::MAX } else { 0 };
+        for name in names {
+            let kind = Kind::ALL.into_iter().find(|k| k.scope_name() == name);
+            kinds |= kind.ok_or_else(|| SearchError::UnknownScope(name.clone()))?.bit();
+        }
+        Ok(Scope { kinds, project, session })
+    }
+
+    /// Whether `doc` is in the scope.
+    pub fn admits(&self, doc: &Doc) -> bool {
+        self.kinds & doc.kind.bit() != 0
+            && self.project.as_ref().is_none_or(|p| doc.project.as_ref() == Some(p))
+            && self.session.as_ref().is_none_or(|s| doc.session.as_ref() == Some(s))
+    }
+}
+
+/// The options of `agent.search`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchOptions {
+    pub scope: Vec<String>,
+    pub project_id: Option<String>,
+    pub session_id: Option<String>,
+    pub limit: Option<f64>,
+}
+
+/// Results when no limit is given; the most a search returns.
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 100;
+
+impl SearchOptions {
+    /// From `{ scope?, projectId?, sessionId?, limit? }` (null or absent: the defaults).
+    pub fn from_value(value: &serde_json::Value) -> Result<SearchOptions, SearchError> {
+        use serde_json::Value;
+        let wrong = |field: &str| SearchError::Options(field.to_owned());
+        let Some(fields) = value.as_object() else {
+            return if value.is_null() { Ok(SearchOptions::default()) } else { Err(wrong("options")) };
+        };
+        let text = |field: &str| match fields.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(wrong(field)),
+        };
+        let scope = match fields.get("scope") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(names)) => names
+                .iter()
+                .map(|n| n.as_str().map(str::to_owned).ok_or_else(|| wrong("scope")))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(wrong("scope")),
+        };
+        let limit = match fields.get("limit") {
+            None | Some(Value::Null) => None,
+            Some(n) => Some(n.as_f64().ok_or_else(|| wrong("limit"))?),
+        };
+        Ok(SearchOptions { scope, project_id: text("projectId")?, session_id: text("sessionId")?, limit })
+    }
+
+    pub fn scope(&self) -> Result<Scope, SearchError> {
+        Scope::of(&self.scope, self.project_id.clone(), self.session_id.clone())
+    }
+
+    /// The limit asked for, within 1..=[`MAX_LIMIT`].
+    pub fn limit(&self) -> usize {
+        match self.limit {
+            Some(n) if n.is_finite() => (n as usize).clamp(1, MAX_LIMIT),
+            _ => DEFAULT_LIMIT,
+        }
+    }
+}
+
+/// One part of a query: a word of letters or digits (its stem), or a run of
+/// dictionary characters (folded).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub text: String,
+    pub dictionary: bool,
+}
+
+/// A parsed query: the parts a document must all hold.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Query {
+    pub parts: Vec<Part>,
+}
+
+/// Characters of a query that are read (the rest of a longer one is ignored),
+/// and the most parts kept.
+pub const MAX_QUERY_CHARS: usize = 1000;
+const MAX_PARTS: usize = 32;
+
+impl Query {
+    /// The parts of `text`: each word of letters or digits, each word of a
+    /// dictionary run (see [`split_runs`]). Punctuation only is a query with
+    /// no part (it finds nothing); an empty or blank one is refused.
+    pub fn parse(text: &str) -> Result<Query, SearchError> {
+        if text.trim().is_empty() {
+            return Err(SearchError::EmptyQuery);
+        }
+        let cut = text.char_indices().nth(MAX_QUERY_CHARS).map_or(text.len(), |(i, _)| i);
+        let mut parts: Vec<Part> = Vec::new();
+        let mut joining = false;
+        text::tokenize(&text[..cut], &text::Breaks::default(), &mut 0, &mut |w| {
+            match parts.last_mut() {
+                Some(last) if w.dictionary && last.dictionary && joining && !w.after_gap => last.text.push_str(w.term),
+                _ => parts.push(Part { text: w.term.to_owned(), dictionary: w.dictionary }),
+            }
+            joining = w.dictionary;
+        });
+        let mut parts = distinct(split_runs(parts));
+        // A lone kana (a particle, okurigana: の, が, っ, た) stands in most
+        // documents: it narrows nothing and costs the longest lists. Kept
+        // only in a query of nothing else.
+        let lone_kana = |p: &Part| {
+            p.dictionary && p.text.chars().count() == 1 && p.text.chars().all(|c| matches!(c, '\u{3041}'..='\u{30FF}'))
+        };
+        if parts.iter().any(|p| !lone_kana(p)) {
+            parts.retain(|p| !lone_kana(p));
+        }
+        Ok(Query { parts })
+    }
+}
+
+/// Each dictionary run cut into its words, as the segmenter cuts it: a
+/// half-remembered line is found by its words wherever they stand (side by
+/// side ranks first), and each word still matches only on the document's
+/// word boundaries (a word the document's context cut finer is matched
+/// across its pieces).
+fn split_runs(parts: Vec<Part>) -> Vec<Part> {
+    let mut out = Vec::with_capacity(parts.len());
+    for part in parts {
+        if !part.dictionary || part.text.chars().nth(1).is_none() {
+            out.push(part);
+            continue;
+        }
+        let breaks = text::segment_now(&[&part.text]);
+        let mut word = String::new();
+        for (i, c) in part.text.chars().enumerate() {
+            if breaks.starts(i) && !word.is_empty() {
+                out.push(Part { text: std::mem::take(&mut word), dictionary: true });
+            }
+            word.push(c);
+        }
+        out.push(Part { text: word, dictionary: true });
+    }
+    out
+}
+
+/// Runs `query` on `index`: best first, at most `limit`.
+pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
+    index.search(query, scope, limit)
+}
+
+/// `parts` without repeats, at most [`MAX_PARTS`]. A lone kana (a
+/// particle, okurigana: の, が, っ, た) stands in most documents: it narrows
+/// nothing and costs the longest lists, so it is kept only in a query of
+/// nothing else.
+fn distinct(parts: Vec<Part>) -> Vec<Part> {
+    let lone_kana = |p: &Part| {
+        let mut chars = p.text.chars();
+        p.dictionary && chars.next().is_some_and(|c| matches!(c, '\u{3041}'..='\u{30FF}')) && chars.next().is_none()
+    };
+    let only_kana = parts.iter().all(lone_kana);
+    let mut out: Vec<Part> = Vec::with_capacity(parts.len());
+    for part in parts {
+        if out.len() < MAX_PARTS && !out.contains(&part) && (only_kana || !lone_kana(&part)) {
+            out.push(part);
+        }
+    }
+    out
+}
+
+/// One search result (`agent.search`'s items). `start`/`end`: where the hit
+/// stands in the record's text (a chapter's `content`, a plot item's
+/// `summary`, an artifact's `content`, a memory's `summary`, a transcript
+/// entry's `text`), in UTF-16 code units as JS counts; absent when only the
+/// title matched.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    pub kind: Kind,
+    pub id: String,
+    pub title: String,
+    pub snippet: String,
+    pub score: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<u32>,
+}
+
+#[cfg(test)]
+mod tests;
