@@ -31,7 +31,11 @@ impl Call {
 
     /// A record of this call ending as `outcome`, with what it touched.
     pub fn record(&self, outcome: Outcome) -> CallRecord {
-        CallRecord { touched: self.ok().and_then(|b| b.touches()), by: self.by, ..CallRecord::new(self.name(), outcome) }
+        CallRecord {
+            touched: self.ok().and_then(|b| b.touches()),
+            by: self.by,
+            ..CallRecord::new(self.name(), outcome)
+        }
     }
 
     /// The answer "Error: …" for a call that failed with `error`.
@@ -48,7 +52,8 @@ impl Call {
             Some(reason) => format!("Rejected by {who}: {reason}"),
             None => format!("Rejected by {who}."),
         };
-        let record = CallRecord { by: Some(by), ..self.record(Outcome::Rejected { reason: reason.map(str::to_owned) }) };
+        let record =
+            CallRecord { by: Some(by), ..self.record(Outcome::Rejected { reason: reason.map(str::to_owned) }) };
         Answer::new(&self.call.id, text, record)
     }
 }

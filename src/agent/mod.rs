@@ -54,7 +54,7 @@ pub use env::AgentEnv;
 pub use error::AgentError;
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
 pub use nodes::{fallback_strategy, render_call};
-pub use review::{Decision, GrantScope, PendingReview, ReviewPayload};
+pub use review::{Decision, PendingReview, ReviewPayload};
 pub use settings::{AgentSettings, CompressionSettings};
 pub use state::{AgentState, AgentUpdate, Hold};
 pub use strategy::Strategy;

@@ -249,8 +249,7 @@ impl Agent {
         options: SendOptions,
     ) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        let decision = serde_json::to_value(decision).unwrap_or_default();
-        self.run(session_id, Start::Resume(Some(decision)), options).await
+        self.run(session_id, Start::Resume(Some(decision.to_value())), options).await
     }
 
     /// Continues a run that stopped before it finished (the tab closed or

@@ -186,7 +186,9 @@ impl Tool for HostTool {
         }
         let text = match ran {
             None => return Err(ToolError::failed(ErrorCode::Aborted, format!("{} was stopped with the run", d.name))),
-            Some(Err(message)) => return Err(ToolError::failed(ErrorCode::ToolFailed, format!("{} failed: {message}", d.name))),
+            Some(Err(message)) => {
+                return Err(ToolError::failed(ErrorCode::ToolFailed, format!("{} failed: {message}", d.name)))
+            }
             Some(Ok(text)) if text.is_empty() => "(no result)".to_owned(),
             Some(Ok(text)) => text,
         };

@@ -4,15 +4,14 @@
 //! Checked: `type` (one or a list; `integer` is a whole number), `enum`,
 //! `const`, `nullable` (OpenAPI); strings' `minLength`/`maxLength` (in
 //! characters); numbers' `minimum`, `maximum`, `exclusiveMinimum`,
-//! `exclusiveMaximum` (a number, or draft 4's boolean form); arrays'
-//! `items` (one schema, or a list for the leading items), `minItems`,
-//! `maxItems`, `uniqueItems`; objects' `properties`, `required`,
-//! `additionalProperties` (`false` or a schema), `minProperties`,
-//! `maxProperties`; `anyOf`, `oneOf`, `allOf`, `not`; and `$ref` to a place
-//! in the same schema (`#/$defs/…`, `#/definitions/…`, `#`). Any other
-//! keyword (`pattern`, `format`, `multipleOf`, `patternProperties`, a
-//! remote `$ref`, ...) is accepted unchecked: a schema is never a reason
-//! for the agent to fail, and the tool itself sees the arguments.
+//! `exclusiveMaximum` (numbers); arrays' `items` (one schema, or a list for
+//! the leading items), `minItems`, `maxItems`; objects' `properties`,
+//! `required`, `additionalProperties` (`false` or a schema); `anyOf`,
+//! `oneOf`, `allOf`, `not`; and `$ref` to a place in the same schema
+//! (`#/$defs/…`, `#/definitions/…`, `#`). Any other keyword (`pattern`,
+//! `format`, `uniqueItems`, `patternProperties`, a remote `$ref`, ...) is
+//! accepted unchecked: a schema is never a reason for the agent to fail,
+//! and the tool itself sees the arguments.
 
 use serde_json::Value;
 
@@ -40,79 +39,66 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn is_type(name: &str, value: &Value) -> bool {
-    match name {
-        "integer" => value.as_f64().is_some_and(|n| n.fract() == 0.0),
-        // A type this checker does not know (a typo, an extension) is accepted.
-        "null" | "boolean" | "number" | "string" | "array" | "object" => type_name(value) == name,
+/// Whether `value` is of the type named `name` (a name this checker does
+/// not know, a typo or an extension, accepts everything).
+fn is_type(name: &Value, value: &Value) -> bool {
+    match name.as_str() {
+        Some("integer") => value.as_f64().is_some_and(|n| n.fract() == 0.0),
+        Some(name @ ("null" | "boolean" | "number" | "string" | "array" | "object")) => type_name(value) == name,
         _ => true,
     }
 }
 
 impl Check<'_> {
     fn at(&self, schema: &Value, value: &Value, path: &str, depth: usize) -> Result<(), String> {
-        let fail = |what: String| Err(format!("{path}: {what}"));
+        let fail = |what: &str| Err(format!("{path}: {what}"));
         let Some(s) = schema.as_object() else {
             // `false` allows nothing; `true` (or anything else) everything.
-            return if *schema == Value::Bool(false) { fail("is not allowed".into()) } else { Ok(()) };
+            return if *schema == Value::Bool(false) { fail("is not allowed") } else { Ok(()) };
         };
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || (value.is_null() && s.get("nullable") == Some(&Value::Bool(true))) {
             return Ok(());
         }
         let num = |key: &str| s.get(key).and_then(Value::as_f64);
-        let count = |key: &str| s.get(key).and_then(Value::as_u64).map(|n| n as usize);
-        if value.is_null() && s.get("nullable") == Some(&Value::Bool(true)) {
-            return Ok(());
+        let out_of = |n: f64, min: &str, max: &str| num(min).is_some_and(|m| n < m) || num(max).is_some_and(|m| n > m);
+        if let Some(referred) =
+            s.get("$ref").and_then(Value::as_str).and_then(|r| self.root.pointer(r.strip_prefix('#')?))
+        {
+            self.at(referred, value, path, depth + 1)?;
         }
-        if let Some(target) = s.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
-            if let Some(referred) = self.root.pointer(target) {
-                self.at(referred, value, path, depth + 1)?;
+        if let Some(types) = s.get("type") {
+            let fits = match types {
+                Value::Array(list) => list.iter().any(|t| is_type(t, value)),
+                one => is_type(one, value),
+            };
+            if !fits {
+                return fail(&format!("must be {types}, not {}", type_name(value)));
             }
         }
-        match s.get("type") {
-            Some(Value::String(t)) if !is_type(t, value) => return fail(format!("must be {t}, not {}", type_name(value))),
-            Some(Value::Array(types)) if !types.iter().any(|t| t.as_str().map_or(true, |t| is_type(t, value))) => {
-                return fail(format!("must be one of the types {}, not {}", Value::Array(types.clone()), type_name(value)))
-            }
-            _ => {}
+        if let Some(options) = s.get("enum").and_then(Value::as_array).filter(|o| !o.contains(value)) {
+            return fail(&format!("must be one of {}", Value::Array(options.clone())));
         }
-        if let Some(options) = s.get("enum").and_then(Value::as_array) {
-            if !options.contains(value) {
-                return fail(format!("must be one of {}", Value::Array(options.clone())));
-            }
-        }
-        if let Some(only) = s.get("const") {
-            if only != value {
-                return fail(format!("must be {only}"));
-            }
+        if let Some(only) = s.get("const").filter(|c| *c != value) {
+            return fail(&format!("must be {only}"));
         }
         match value {
             Value::String(text) => {
-                let chars = text.chars().count();
-                if count("minLength").is_some_and(|n| chars < n) || count("maxLength").is_some_and(|n| chars > n) {
-                    return fail(format!("has {chars} characters, out of the allowed length"));
+                if out_of(text.chars().count() as f64, "minLength", "maxLength") {
+                    return fail("has a length out of the allowed range");
                 }
             }
             Value::Number(n) => {
                 let n = n.as_f64().unwrap_or_default();
-                let exclusive = |key: &str| s.get(key) == Some(&Value::Bool(true));
-                let below = num("minimum").is_some_and(|m| n < m || (n == m && exclusive("exclusiveMinimum")))
-                    || num("exclusiveMinimum").is_some_and(|m| n <= m);
-                let above = num("maximum").is_some_and(|m| n > m || (n == m && exclusive("exclusiveMaximum")))
-                    || num("exclusiveMaximum").is_some_and(|m| n >= m);
-                if below || above {
-                    return fail(format!("{n} is out of the allowed range"));
+                if out_of(n, "minimum", "maximum")
+                    || num("exclusiveMinimum").is_some_and(|m| n <= m)
+                    || num("exclusiveMaximum").is_some_and(|m| n >= m)
+                {
+                    return fail("is out of the allowed range");
                 }
             }
             Value::Array(items) => {
-                if count("minItems").is_some_and(|n| items.len() < n) || count("maxItems").is_some_and(|n| items.len() > n)
-                {
-                    return fail(format!("has {} items, out of the allowed number", items.len()));
-                }
-                if s.get("uniqueItems") == Some(&Value::Bool(true))
-                    && items.iter().enumerate().any(|(i, item)| items[..i].contains(item))
-                {
-                    return fail("must not repeat an item".into());
+                if out_of(items.len() as f64, "minItems", "maxItems") {
+                    return fail("has a number of items out of the allowed range");
                 }
                 for (i, item) in items.iter().enumerate() {
                     let each = match s.get("items") {
@@ -125,57 +111,47 @@ impl Check<'_> {
                 }
             }
             Value::Object(fields) => {
-                if count("minProperties").is_some_and(|n| fields.len() < n)
-                    || count("maxProperties").is_some_and(|n| fields.len() > n)
-                {
-                    return fail(format!("has {} fields, out of the allowed number", fields.len()));
-                }
-                let properties = s.get("properties").and_then(Value::as_object);
                 for name in s.get("required").and_then(Value::as_array).into_iter().flatten() {
                     if let Some(name) = name.as_str().filter(|n| !fields.contains_key(*n)) {
-                        return fail(format!("lacks the required field {name:?}"));
+                        return fail(&format!("lacks the required field {name:?}"));
                     }
                 }
+                let properties = s.get("properties");
+                // Keys that may match `patternProperties` (unchecked) are not judged extra.
+                let extra = s.get("additionalProperties").filter(|_| !s.contains_key("patternProperties"));
                 for (key, field) in fields {
-                    let inner = format!("{path}.{key}");
-                    match (properties.and_then(|p| p.get(key)), s.get("additionalProperties")) {
-                        (Some(known), _) => self.at(known, field, &inner, depth + 1)?,
-                        // Keys that may match `patternProperties` (unchecked) are not judged extra.
-                        (None, Some(extra)) if !s.contains_key("patternProperties") => {
-                            self.at(extra, field, &inner, depth + 1)?
-                        }
-                        _ => {}
+                    if let Some(each) = properties.and_then(|p| p.get(key)).or(extra) {
+                        self.at(each, field, &format!("{path}.{key}"), depth + 1)?;
                     }
                 }
             }
             _ => {}
         }
-        let fits = |key: &str| -> Vec<Result<(), String>> {
-            let list = s.get(key).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-            list.iter().map(|option| self.at(option, value, path, depth + 1)).collect()
-        };
-        if let Some(broken) = fits("allOf").into_iter().find_map(Result::err) {
-            return Err(broken);
-        }
-        for key in ["anyOf", "oneOf"] {
-            let results = fits(key);
-            let fitting = results.iter().filter(|r| r.is_ok()).count();
-            if results.is_empty() {
-                continue;
+        for key in ["allOf", "anyOf", "oneOf"] {
+            let Some(list) = s.get(key).and_then(Value::as_array) else { continue };
+            let mut first = None;
+            let mut fitting = 0;
+            for option in list {
+                match self.at(option, value, path, depth + 1) {
+                    Ok(()) => fitting += 1,
+                    Err(e) => {
+                        if key == "allOf" {
+                            return Err(e);
+                        }
+                        first.get_or_insert(e);
+                    }
+                }
             }
-            if fitting == 0 {
+            if fitting == 0 && key != "allOf" {
                 // The first option's complaint says the most (often the only object option).
-                let first = results.into_iter().find_map(Result::err).unwrap_or_default();
-                return fail(format!("fits none of the {key} options ({first})"));
+                return fail(&format!("fits none of the {key} options ({})", first.unwrap_or_default()));
             }
-            if key == "oneOf" && fitting > 1 {
-                return fail(format!("fits {fitting} of the oneOf options, and must fit one"));
+            if fitting > 1 && key == "oneOf" {
+                return fail("fits more than one of the oneOf options");
             }
         }
-        if let Some(not) = s.get("not") {
-            if self.at(not, value, path, depth + 1).is_ok() {
-                return fail("matches a schema it must not match".into());
-            }
+        if s.get("not").is_some_and(|not| self.at(not, value, path, depth + 1).is_ok()) {
+            return fail("matches a schema it must not match");
         }
         Ok(())
     }
@@ -205,24 +181,43 @@ mod tests {
         });
         let cases: &[(&serde_json::Value, serde_json::Value, Option<&str>)] = &[
             (&person, json!({"name": "Ann"}), None),
-            (&person, json!({"name": "Ann", "age": 30, "tags": ["a", "b"], "address": {"city": "Kyoto"}, "nick": null, "note": null}), None),
+            (
+                &person,
+                json!({"name": "Ann", "age": 30, "tags": ["a", "b"], "address": {"city": "Kyoto"}, "nick": null, "note": null}),
+                None,
+            ),
             (&person, json!({}), Some("arguments: lacks the required field \"name\"")),
-            (&person, json!({"name": 3}), Some("arguments.name: must be string, not number")),
-            (&person, json!({"name": ""}), Some("arguments.name: has 0 characters, out of the allowed length")),
+            (&person, json!({"name": 3}), Some("arguments.name: must be \"string\", not number")),
+            (&person, json!({"name": ""}), Some("arguments.name: has a length out of the allowed range")),
             // Length in characters, not bytes.
             (&person, json!({"name": "京都の紅葉"}), None),
-            (&person, json!({"name": "Ann", "age": 1.5}), Some("arguments.age: must be integer, not number")),
+            (&person, json!({"name": "Ann", "age": 1.5}), Some("arguments.age: must be \"integer\", not number")),
             (&person, json!({"name": "Ann", "age": 2.0}), None),
-            (&person, json!({"name": "Ann", "age": -1}), Some("arguments.age: -1 is out of the allowed range")),
-            (&person, json!({"name": "Ann", "age": 150}), Some("arguments.age: 150 is out of the allowed range")),
+            (&person, json!({"name": "Ann", "age": -1}), Some("arguments.age: is out of the allowed range")),
+            (&person, json!({"name": "Ann", "age": 150}), Some("arguments.age: is out of the allowed range")),
             (&person, json!({"name": "Ann", "tags": ["c"]}), Some("arguments.tags[0]: must be one of [\"a\",\"b\"]")),
-            (&person, json!({"name": "Ann", "tags": ["a", "a"]}), Some("arguments.tags: must not repeat an item")),
-            (&person, json!({"name": "Ann", "tags": ["a", "b", "a"]}), Some("arguments.tags: has 3 items, out of the allowed number")),
-            (&person, json!({"name": "Ann", "address": {}}), Some("arguments.address: lacks the required field \"city\"")),
-            (&person, json!({"name": "Ann", "address": {"city": "K", "zip": 1}}), Some("arguments.address.zip: is not allowed")),
+            (
+                &person,
+                json!({"name": "Ann", "tags": ["a", "b", "a"]}),
+                Some("arguments.tags: has a number of items out of the allowed range"),
+            ),
+            (
+                &person,
+                json!({"name": "Ann", "address": {}}),
+                Some("arguments.address: lacks the required field \"city\""),
+            ),
+            (
+                &person,
+                json!({"name": "Ann", "address": {"city": "K", "zip": 1}}),
+                Some("arguments.address.zip: is not allowed"),
+            ),
             (&person, json!({"name": "Ann", "extra": true}), Some("arguments.extra: is not allowed")),
-            (&person, json!({"name": "Ann", "nick": 1}), Some("arguments.nick: must be one of the types [\"string\",\"null\"], not number")),
-            (&person, json!("Ann"), Some("arguments: must be object, not string")),
+            (
+                &person,
+                json!({"name": "Ann", "nick": 1}),
+                Some("arguments.nick: must be [\"string\",\"null\"], not number"),
+            ),
+            (&person, json!("Ann"), Some("arguments: must be \"object\", not string")),
         ];
         for (schema, value, expected) in cases {
             assert_eq!(violation(schema, value).as_deref(), *expected, "{value}");
@@ -249,15 +244,21 @@ mod tests {
             (json!({"at": {"y": 1}}), Some("arguments.at: lacks the required field \"x\"")),
             (json!({"id": "a"}), None),
             (json!({"id": 2}), None),
-            (json!({"id": true}), Some("arguments.id: fits none of the anyOf options (arguments.id: must be string, not boolean)")),
+            (
+                json!({"id": true}),
+                Some("arguments.id: fits none of the anyOf options (arguments.id: must be \"string\", not boolean)"),
+            ),
             (json!({"one": 1.5}), None),
-            (json!({"one": 2}), Some("arguments.one: fits 2 of the oneOf options, and must fit one")),
+            (json!({"one": 2}), Some("arguments.one: fits more than one of the oneOf options")),
             (json!({"both": 2}), None),
-            (json!({"both": 4}), Some("arguments.both: 4 is out of the allowed range")),
+            (json!({"both": 4}), Some("arguments.both: is out of the allowed range")),
             (json!({"not_zero": 0}), Some("arguments.not_zero: matches a schema it must not match")),
             // Unchecked keywords are accepted, never a crash.
             (json!({"code": "NOT LOWER"}), None),
-            (json!({"tree": {"kids": [{"kids": []}, {"kids": [{"kids": "x"}]}]}}), Some("arguments.tree.kids[1].kids[0].kids: must be array, not string")),
+            (
+                json!({"tree": {"kids": [{"kids": []}, {"kids": [{"kids": "x"}]}]}}),
+                Some("arguments.tree.kids[1].kids[0].kids: must be \"array\", not string"),
+            ),
         ];
         for (value, expected) in cases {
             assert_eq!(violation(&shape, &value).as_deref(), expected, "{value}");
@@ -267,8 +268,8 @@ mod tests {
         assert_eq!(violation(&json!(false), &json!(1)).as_deref(), Some("arguments: is not allowed"));
         assert_eq!(violation(&json!(true), &json!(1)), None);
         assert_eq!(violation(&json!({"type": "float"}), &json!("x")), None, "an unknown type is accepted");
-        // Draft 4's boolean exclusive bounds.
-        let draft4 = json!({"minimum": 0, "exclusiveMinimum": true});
-        assert!(violation(&draft4, &json!(0)).is_some() && violation(&draft4, &json!(0.1)).is_none());
+        let exclusive = json!({"exclusiveMinimum": 0});
+        assert!(violation(&exclusive, &json!(0)).is_some() && violation(&exclusive, &json!(0.1)).is_none());
+        assert_eq!(violation(&json!({"const": "x"}), &json!("y")).as_deref(), Some("arguments: must be \"x\""));
     }
 }

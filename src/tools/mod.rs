@@ -675,7 +675,8 @@ impl ToolRegistry {
     /// refusing a name that is invalid or taken (the error says which).
     pub fn add(&mut self, tool: Rc<dyn AnyTool>) -> Result<(), String> {
         let name = tool.name();
-        let valid = (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b));
+        let valid =
+            (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b));
         if !valid {
             return Err(format!("tool name {name:?} must be 1 to 64 letters, digits, '_' or '-'"));
         }

@@ -184,7 +184,9 @@ impl CallRecord {
             (None, Some(s)) => Some(Touch::Writes(s)),
             _ => None,
         };
-        let by = [Decider::Person, Decider::Grant, Decider::Policy].into_iter().find(|d| text("by").as_deref() == Some(d.as_str()));
+        let by = [Decider::Person, Decider::Grant, Decider::Policy]
+            .into_iter()
+            .find(|d| text("by").as_deref() == Some(d.as_str()));
         CallRecord {
             at: value.get("at").and_then(Value::as_u64).unwrap_or_default() as usize,
             tool: text("tool").unwrap_or_default(),

@@ -319,8 +319,8 @@ impl JsAgent {
         let agent = self.agent.clone();
         future_to_promise(async move {
             let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-            let decision: Decision =
-                from_js("decision must be { approved: boolean, reason?: string, grant?: \"session\" }", decision)?;
+            let decision = Decision::from_value(&super::convert::value_from_js("decision", decision)?)
+                .map_err(|e| error::invalid_argument("decision", e))?;
             let (options, wiring) = run_options(&opts)?;
             let result = agent.resume(&session_id, decision, options).await;
             unwire(wiring);

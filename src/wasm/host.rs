@@ -146,6 +146,8 @@ pub(super) fn policy(config: &JsValue) -> Result<Option<Rc<dyn ApprovalPolicy>>,
     if given.is_undefined() || given.is_null() {
         return Ok(None);
     }
-    let policy = given.dyn_into::<Function>().map_err(|_| error::invalid_argument("AgentConfig.approve", "must be a function"))?;
+    let policy = given
+        .dyn_into::<Function>()
+        .map_err(|_| error::invalid_argument("AgentConfig.approve", "must be a function"))?;
     Ok(Some(Rc::new(JsPolicy(policy))))
 }

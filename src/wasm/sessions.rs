@@ -61,7 +61,7 @@ impl JsAgent {
     }
 
     /// The tools the person approved for the rest of the session ("approve
-    /// for this session" in a review), oldest first.
+    /// for this session" in a review), by tool name.
     #[wasm_bindgen(unchecked_return_type = "Promise<Grant[]>")]
     pub fn grants(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
         let db = self.db.clone();

@@ -12,7 +12,7 @@ use super::super::call::{Answer, Answers, Call};
 use super::super::env::AgentEnv;
 use super::super::events::{Ctx, Emit, Info};
 use super::super::execute::{execute, receipt, replayed};
-use super::super::review::{Decision, GrantScope, PendingReview, ReviewPayload};
+use super::super::review::{Decision, PendingReview, ReviewPayload};
 use super::super::state::{AgentState, AgentUpdate};
 use crate::error::ErrorCode;
 use crate::graph::{Node, NodeError};
@@ -98,7 +98,7 @@ impl Node<AgentState> for Review {
             Some(receipt) => (receipt.outcome != ReceiptOutcome::Rejected, replayed(&call, &receipt)),
             None => {
                 let payload = serde_json::to_value(&pending.payload).unwrap_or(Value::Null);
-                let decision: Decision = crate::json::from_value(ctx.interrupt(payload)?)
+                let decision = Decision::from_value(&ctx.interrupt(payload)?)
                     .map_err(|e| NodeError::failed(ErrorCode::InvalidArgument, format!("decision: {e}")))?;
                 (decision.approved, decide(env, pending, &call, &decision, ctx).await?)
             }
@@ -151,7 +151,7 @@ async fn decide(
             ));
         }
     }
-    if decision.grant == Some(GrantScope::Session) {
+    if decision.for_session {
         if let Err(e) = env.db.grant(session, name).await {
             ctx.warning(format!("{name} was approved, but not for the rest of the session: {e}"));
         }

@@ -144,7 +144,7 @@ fn a_read_only_host_tool_runs_and_its_result_reaches_the_model_and_bad_arguments
     assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     assert_eq!(*log.borrow(), ["start lookup", "end lookup"], "the bad call never ran");
     let results = tool_results(&h);
-    assert_eq!(results[0], "Error: invalid arguments for lookup: arguments.q: must be string, not number");
+    assert_eq!(results[0], "Error: invalid arguments for lookup: arguments.q: must be \"string\", not number");
     assert_eq!(results[1], r#"found {"q":"kyoto"}"#);
     // Offered to the model with its schema, in the strategy's tools.
     let spec = h.model.requests()[1].tools.iter().find(|t| t.function.name == "lookup").cloned().unwrap();
@@ -249,7 +249,11 @@ impl ApprovalPolicy for Policy {
     }
 }
 
-fn with_policy(steps: Vec<Step>, added: Vec<Rc<dyn AnyTool>>, answer: fn(&str) -> Result<Verdict, String>) -> (Harness, Rc<Policy>) {
+fn with_policy(
+    steps: Vec<Step>,
+    added: Vec<Rc<dyn AnyTool>>,
+    answer: fn(&str) -> Result<Verdict, String>,
+) -> (Harness, Rc<Policy>) {
     let policy = Rc::new(Policy { answer, asked: RefCell::new(Vec::new()) });
     let h = harness_with(Rc::new(MemoryBackend::new()), steps, added, Some(policy.clone()));
     (h, policy)
@@ -261,7 +265,11 @@ fn the_policy_denies_with_a_reason_approves_without_a_review_and_asks() {
     let lookup = tool(declaration("lookup"), &log, Behaviour::Reply("found"));
     let steps = vec![
         routed(),
-        calls(&[("send_mail", json!({"q": "a"})), ("lookup", json!({"q": "b"})), ("web_search", json!({"query": "c"}))]),
+        calls(&[
+            ("send_mail", json!({"q": "a"})),
+            ("lookup", json!({"q": "b"})),
+            ("web_search", json!({"query": "c"})),
+        ]),
         answer("Done."),
     ];
     let (h, policy) = with_policy(steps, vec![mailer(&log), lookup], |tool| match tool {
@@ -279,19 +287,39 @@ fn the_policy_denies_with_a_reason_approves_without_a_review_and_asks() {
     assert!(h.web.queries.borrow().is_empty());
     let state = block_on(h.agent.state("s1")).unwrap().unwrap();
     let by: Vec<_> = state.records.iter().map(|r| (r.tool.as_str(), r.by)).collect();
-    assert_eq!(by[..3], [("send_mail", Some(Decider::Policy)), ("lookup", Some(Decider::Policy)), ("web_search", Some(Decider::Policy))]);
+    assert_eq!(
+        by[..3],
+        [
+            ("send_mail", Some(Decider::Policy)),
+            ("lookup", Some(Decider::Policy)),
+            ("web_search", Some(Decider::Policy))
+        ]
+    );
     assert_eq!(policy.asked.borrow()[0], r#"send_mail {"q":"a"}"#, "asked with the arguments");
 
     // "approve" runs a tool that asks by default without a review.
-    let (h, _) = with_policy(vec![routed(), calls(&[("send_mail", json!({"q": "a"}))]), answer("Sent.")], vec![mailer(&log)], |_| Ok(Verdict::Approve));
+    let (h, _) = with_policy(
+        vec![routed(), calls(&[("send_mail", json!({"q": "a"}))]), answer("Sent.")],
+        vec![mailer(&log)],
+        |_| Ok(Verdict::Approve),
+    );
     let done = block_on(h.agent.send("s1", "Mail a", agent_on())).unwrap();
     assert_eq!(done.status, RunStatus::Completed);
     assert_eq!(log.borrow().len(), 4);
 
     // "ask" reviews a read-only call that never would; no answer leaves it to the tool.
-    let (h, _) = with_policy(vec![routed(), calls(&[("lookup", json!({"q": "a"}))])], vec![tool(declaration("lookup"), &log, Behaviour::Reply("x"))], |_| Ok(Verdict::Ask));
-    assert_eq!(block_on(h.agent.send("s1", "Ask the lookup tool about a", agent_on())).unwrap().status, RunStatus::Interrupted);
-    let (h, _) = with_policy(vec![routed(), calls(&[("send_mail", json!({"q": "a"}))])], vec![mailer(&log)], |_| Ok(Verdict::Default));
+    let (h, _) = with_policy(
+        vec![routed(), calls(&[("lookup", json!({"q": "a"}))])],
+        vec![tool(declaration("lookup"), &log, Behaviour::Reply("x"))],
+        |_| Ok(Verdict::Ask),
+    );
+    assert_eq!(
+        block_on(h.agent.send("s1", "Ask the lookup tool about a", agent_on())).unwrap().status,
+        RunStatus::Interrupted
+    );
+    let (h, _) = with_policy(vec![routed(), calls(&[("send_mail", json!({"q": "a"}))])], vec![mailer(&log)], |_| {
+        Ok(Verdict::Default)
+    });
     assert_eq!(block_on(h.agent.send("s1", "Mail a", agent_on())).unwrap().status, RunStatus::Interrupted);
 }
 
@@ -299,18 +327,29 @@ fn the_policy_denies_with_a_reason_approves_without_a_review_and_asks() {
 fn a_failing_policy_asks_the_person_with_a_warning() {
     let log = Log::default();
     let lookup = tool(declaration("lookup"), &log, Behaviour::Reply("x"));
-    let (h, _) = with_policy(vec![routed(), calls(&[("lookup", json!({"q": "a"}))])], vec![lookup], |_| Err("TypeError: boom".into()));
+    let (h, _) = with_policy(vec![routed(), calls(&[("lookup", json!({"q": "a"}))])], vec![lookup], |_| {
+        Err("TypeError: boom".into())
+    });
     let events = Rc::new(RefCell::new(Vec::new()));
     let paused = block_on(h.agent.send("s1", "Ask the lookup tool about a", events_into(&events))).unwrap();
     assert_eq!(paused.status, RunStatus::Interrupted, "fail safe: reviewed");
-    assert!(events.borrow().iter().any(|e| matches!(e, AgentEvent::Warning { message } if message.contains("TypeError: boom"))));
+    assert!(events
+        .borrow()
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Warning { message } if message.contains("TypeError: boom"))));
     assert!(log.borrow().is_empty());
 }
 
 #[test]
 fn neither_a_grant_nor_the_policy_covers_data_leaving_once_web_material_is_in() {
     let log = Log::default();
-    let share = || tool(HostDeclaration { read_only: false, sends_data: true, ..declaration("share") }, &log, Behaviour::Reply("shared"));
+    let share = || {
+        tool(
+            HostDeclaration { read_only: false, sends_data: true, ..declaration("share") },
+            &log,
+            Behaviour::Reply("shared"),
+        )
+    };
     let (h, _) = with_policy(vec![], vec![share()], |_| Ok(Verdict::Approve));
     block_on(h.db.grant("s1", "share")).unwrap();
     h.web.pages.borrow_mut().push(page("https://news.example/story", INJECTION));
@@ -329,7 +368,10 @@ fn neither_a_grant_nor_the_policy_covers_data_leaving_once_web_material_is_in() 
     assert!(review.reason.is_some(), "the outbound rule's reason is shown");
     assert!(log.borrow().is_empty(), "nothing sent");
     // Before web material, the same call runs on the grant alone.
-    let (h, _) = with_policy(vec![routed(), calls(&[("share", json!({"q": "x"}))]), answer("Shared.")], vec![share()], |_| Ok(Verdict::Default));
+    let (h, _) =
+        with_policy(vec![routed(), calls(&[("share", json!({"q": "x"}))]), answer("Shared.")], vec![share()], |_| {
+            Ok(Verdict::Default)
+        });
     block_on(h.db.grant("s1", "share")).unwrap();
     assert_eq!(block_on(h.agent.send("s1", "Share x", agent_on())).unwrap().status, RunStatus::Completed);
     assert_eq!(log.borrow().len(), 2);
@@ -338,7 +380,11 @@ fn neither_a_grant_nor_the_policy_covers_data_leaving_once_web_material_is_in() 
 #[test]
 fn a_host_tool_that_keeps_its_result_makes_an_artifact() {
     let log = Log::default();
-    let kept = tool(HostDeclaration { keep: Some("Weather report".into()), ..declaration("weather") }, &log, Behaviour::Reply("sunny"));
+    let kept = tool(
+        HostDeclaration { keep: Some("Weather report".into()), ..declaration("weather") },
+        &log,
+        Behaviour::Reply("sunny"),
+    );
     let h = host_harness(vec![routed(), calls(&[("weather", json!({"q": "Kyoto"}))]), answer("Sunny.")], vec![kept]);
     block_on(h.agent.send("s1", "Weather in Kyoto?", agent_on())).unwrap();
     let artifacts = block_on(h.db.artifacts("s1")).unwrap();
@@ -361,9 +407,13 @@ fn host_tool_names_must_be_valid_and_free() {
         assert_eq!(err.code, "invalid_argument");
         assert!(err.message.contains(fragment), "{name}: {}", err.message);
     }
-    let twice = vec![tool(declaration("a"), &log, Behaviour::Reply("")), tool(declaration("a"), &log, Behaviour::Reply(""))];
+    let twice =
+        vec![tool(declaration("a"), &log, Behaviour::Reply("")), tool(declaration("a"), &log, Behaviour::Reply(""))];
     assert!(harness_with_result(twice).is_err());
-    let list = HostTool::new(HostDeclaration { parameters: json!({"type": "array"}), ..declaration("x") }, Rc::new(Runner { name: "x", log, behaviour: Behaviour::Reply(""), asks: |_| false }));
+    let list = HostTool::new(
+        HostDeclaration { parameters: json!({"type": "array"}), ..declaration("x") },
+        Rc::new(Runner { name: "x", log, behaviour: Behaviour::Reply(""), asks: |_| false }),
+    );
     assert!(list.err().unwrap().contains("type \"object\""));
 }
 
@@ -399,7 +449,13 @@ fn an_abort_while_a_host_tool_runs_ends_the_run_and_the_call_is_never_run_twice(
     assert!(!state.messages.iter().any(|m| matches!(m, Message::Tool { .. })), "no half-recorded result");
     assert!(block_on(h.db.transcript("s1")).unwrap().iter().all(|e| e.role == crate::store::Speaker::Person));
     // The next turn learns the call's outcome is unknown; it is not run again.
-    play(&h, vec![json_reply(json!({"strategy": "chat_only", "reasoning": "x"})), text("I cannot tell whether it deployed.")]);
+    play(
+        &h,
+        vec![
+            json_reply(json!({"strategy": "chat_only", "reasoning": "x"})),
+            text("I cannot tell whether it deployed."),
+        ],
+    );
     block_on(h.agent.send("s1", "Did it deploy?", agent_on())).unwrap();
     assert_eq!(log.borrow().len(), 2, "never run twice");
     assert!(tool_results(&h)[0].contains("outcome of this call is unknown"), "{:?}", tool_results(&h));
