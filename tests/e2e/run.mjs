@@ -299,7 +299,7 @@ async function scenarios(browser) {
     await script([routed("writing"), readCall(), editCall(), { type: "text", text: "雪にしました。" }]);
     await say("やっぱり雪にして");
     await page.waitForSelector("dialog#review[open]");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     await idle();
     await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪"));
     await shot("e2e-3b-approved.png");
@@ -395,7 +395,7 @@ async function scenarios(browser) {
     assert((await chapterText()).includes("雨が降っていた"), "the manuscript survived");
     assert((await page.locator(".turn").count()) > 0, "the conversation survived");
     await shot("e2e-5a-reloaded-review.png");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     await idle();
     await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪が降っていた"));
     await shot("e2e-5b-approved-after-reload.png");
@@ -407,7 +407,7 @@ async function scenarios(browser) {
     await say("猫に鳴かせて");
     await page.waitForSelector("dialog#review[open]");
     const asked = (await requests()).length;
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     // The model's next call is under way (and held): the tab goes away now.
     const end = Date.now() + 15000;
     while ((await requests()).length <= asked && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
