@@ -7,6 +7,7 @@
 //!   structured edits, applied atomically through a progressive matching ladder).
 //! * [`llm`]: OpenAI-compatible types, the `ChatModel` abstraction, SSE
 //!   streaming, retries and structured output (the proxy client on wasm).
+//! * [`mcp`]: the Model Context Protocol client (the servers the proxy relays).
 //! * [`cancel`]: cooperative cancellation; [`platform`]: clock, randomness
 //!   and sleep shims for the browser and native builds.
 
@@ -18,6 +19,7 @@ pub mod error;
 pub mod graph;
 pub mod json;
 pub mod llm;
+pub mod mcp;
 pub mod platform;
 pub mod search;
 pub mod snippet;

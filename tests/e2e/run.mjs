@@ -663,6 +663,10 @@ async function scenarios(browser) {
     await script([routed("chat_only"), { type: "text", text: "新しい話です。" }]);
     await say("新しいセッションで質問");
     await idle();
+    // The list is refreshed after the send button comes back: wait for the title.
+    await page
+      .waitForFunction(() => [...document.querySelectorAll("#session-select option")].some((o) => o.textContent === "新しいセッションで質問"))
+      .catch(() => {});
     const titles = await page.locator("#session-select option").allTextContents();
     assert(titles.includes("新しいセッションで質問"), `sessions: ${titles}`);
     const second = await page.locator("#session-select").inputValue();

@@ -96,7 +96,7 @@ test("the server's token reaches the server and no browser; the client token nev
   const { transport, client } = relayClient("recorder", { seen });
   await client.connect(transport);
   const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((t) => t.name), ["echo_headers", "add"]);
+  assert.deepEqual(tools.map((t) => t.name), ["echo_headers", "add", "fail", "wait", "erase_note"]);
   const sum = await client.callTool({ name: "add", arguments: { a: 40, b: 2 } });
   assert.deepEqual(sum.structuredContent, { sum: 42 });
   const echoed = JSON.parse((await client.callTool({ name: "echo_headers", arguments: {} })).content[0].text);

@@ -14,14 +14,18 @@ pub const FAKE: Option<&str> = option_env!("ATELIER_TEST_FAKE");
 /// POSTs `body` to the fake upstream's control endpoint `path`.
 pub async fn control(path: &str, body: Value) -> Value {
     let fake = FAKE.expect("run through `cargo xtask test`, which starts the fake upstream (ATELIER_TEST_FAKE)");
+    serde_json::from_str(&post_text(&format!("{fake}{path}"), &body.to_string()).await).unwrap()
+}
+
+/// POSTs `body` (as text) to `url`; the answer's text.
+pub async fn post_text(url: &str, body: &str) -> String {
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
-    init.set_body(&JsValue::from_str(&body.to_string()));
+    init.set_body(&JsValue::from_str(body));
     let window = web_sys::window().unwrap();
     let response: web_sys::Response =
-        JsFuture::from(window.fetch_with_str_and_init(&format!("{fake}{path}"), &init)).await.unwrap().unchecked_into();
-    let text = JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap();
-    serde_json::from_str(&text).unwrap()
+        JsFuture::from(window.fetch_with_str_and_init(url, &init)).await.unwrap().unchecked_into();
+    JsFuture::from(response.text().unwrap()).await.unwrap().as_string().unwrap()
 }
 
 /// Forgets earlier requests and queues `chat` replies.

@@ -52,6 +52,9 @@ fn section(title: &str) {
     eprintln!("\n==> {title}");
 }
 
+/// The token the layer-2 proxy sends to the recorder MCP server (and to nothing else).
+const RECORDER_TOKEN: &str = "recorder-token-of-the-browser-tests";
+
 fn test() -> Result {
     let tools = tools::ensure_all()?;
     let root = root();
@@ -80,7 +83,19 @@ fn test() -> Result {
         .map_err(|e| format!("cannot copy dexie for the browser tests: {e}"))?;
     // The proxy-client tests talk to the real proxy and a scripted upstream.
     let fake = services::fake_upstream(&root)?;
-    let proxy = services::proxy(&root, fake.port, &[("ATELIER_ALLOWED_ORIGINS", "*".into())])?;
+    // The MCP client's tests talk to the reference server and the recorder through the relay.
+    let (everything, recorder) = services::mcp_servers(&root)?;
+    let mcp_servers =
+        format!("everything=http://127.0.0.1:{}/mcp,recorder=http://127.0.0.1:{}/mcp", everything.port, recorder.port);
+    let proxy = services::proxy(
+        &root,
+        fake.port,
+        &[
+            ("ATELIER_ALLOWED_ORIGINS", "*".into()),
+            ("ATELIER_MCP_SERVERS", mcp_servers),
+            ("ATELIER_MCP_TOKEN_RECORDER", RECORDER_TOKEN.into()),
+        ],
+    )?;
     let mut wasm_test = Cmd::new("wasm-pack").args(["test", "--headless", "--chrome"]);
     wasm_test = wasm_test.arg("--chromedriver").arg(&tools.chromedriver);
     wasm_test = wasm_test.arg("--").args(["--features", "test-hooks"]).args(browser_test_targets(&root)?);
@@ -91,8 +106,10 @@ fn test() -> Result {
         .env("WASM_BINDGEN_TEST_ADDRESS", format!("127.0.0.1:{runner_port}"))
         .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
         .env("ATELIER_TEST_PROXY", format!("http://127.0.0.1:{}/api", proxy.port))
-        .env("ATELIER_TEST_FAKE", format!("http://127.0.0.1:{}", fake.port)))?;
-    drop((poke, proxy, fake));
+        .env("ATELIER_TEST_FAKE", format!("http://127.0.0.1:{}", fake.port))
+        .env("ATELIER_TEST_RECORDER", format!("http://127.0.0.1:{}", recorder.port))
+        .env("ATELIER_TEST_RECORDER_TOKEN", RECORDER_TOKEN))?;
+    drop((poke, proxy, fake, everything, recorder));
 
     section("layer 3: npm package and TypeScript consumer check (tsc --strict --noEmit)");
     build()?;

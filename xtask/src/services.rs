@@ -1,6 +1,6 @@
 //! Processes the browser tests talk to: the scripted fake upstream
-//! (tests/fakes/upstream.mjs) and the real atelier-proxy binary, both on
-//! 127.0.0.1, ended when dropped.
+//! (tests/fakes/upstream.mjs), the MCP servers (tests/mcp) and the real
+//! atelier-proxy binary, all on 127.0.0.1, ended when dropped.
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
@@ -30,20 +30,48 @@ pub fn free_port() -> Result<u16> {
 
 /// Starts the fake upstream; it reports its port on its first line.
 pub fn fake_upstream(root: &Path) -> Result<Service> {
+    node(&root.join("tests/fakes/upstream.mjs"), &["0"])
+}
+
+/// Starts the MCP servers of the browser tests (tests/mcp): the reference
+/// server (server-everything) and the recorder, each on a port it picks.
+pub fn mcp_servers(root: &Path) -> Result<(Service, Service)> {
+    let dir = root.join("tests/mcp");
+    Ok((node(&dir.join("everything.mjs"), &[])?, node(&dir.join("recorder.mjs"), &[])?))
+}
+
+/// Starts `node script args`, which prints `{"port": N}` on a line of its
+/// own once it listens (lines before it are skipped). The rest of its
+/// output is read and dropped: a full pipe would stop a server that logs
+/// every request.
+fn node(script: &Path, args: &[&str]) -> Result<Service> {
     let mut child = Command::new("node")
-        .arg(root.join("tests/fakes/upstream.mjs"))
-        .arg("0")
+        .arg(script)
+        .args(args)
+        .current_dir(script.parent().unwrap_or(script))
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start the fake upstream: {e}"))?;
+        .map_err(|e| format!("cannot start {}: {e}", script.display()))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut lines = BufReader::new(stdout);
+    let mut service = Service { child, port: 0 };
     let mut line = String::new();
-    let stdout = child.stdout.take().ok_or("the fake upstream has no stdout")?;
-    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
-    let port = serde_json::from_str::<serde_json::Value>(&line)
-        .ok()
-        .and_then(|v| v["port"].as_u64())
-        .ok_or_else(|| format!("the fake upstream did not report its port: {line:?}"))? as u16;
-    Ok(Service { child, port })
+    while service.port == 0 {
+        line.clear();
+        if lines.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+            return Err(format!("{} exited before reporting its port", script.display()));
+        }
+        if line.starts_with("{\"port\"") {
+            service.port = serde_json::from_str::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v["port"].as_u64())
+                .ok_or_else(|| format!("{} reported no port: {line:?}", script.display()))?
+                as u16;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
+    Ok(service)
 }
 
 /// Starts the proxy binary (built beforehand) against `upstream_port`.
