@@ -163,8 +163,17 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
         old.write(vec![Write::Put { store: stores::ARTIFACTS, value: serde_json::to_value(&a).unwrap() }])
             .await
             .unwrap();
+        // v9's segmentations (search) are kept by the v10 upgrade.
+        let segments = serde_json::json!({"key": "sessionArtifacts/kept-1", "words": ["content"]});
+        if from >= 9 {
+            old.write(vec![Write::Put { store: stores::SEGMENTS, value: segments.clone() }]).await.unwrap();
+        }
         old.close();
         let (backend, db) = open(&db_name).await;
+        if from >= 9 {
+            let kept = backend.get(stores::SEGMENTS, "sessionArtifacts/kept-1").await.unwrap();
+            assert_eq!(kept.as_ref().and_then(|v| v.get("words")), segments.get("words"), "from v{from}");
+        }
         let mut names = backend.store_names();
         names.sort();
         assert_eq!(
@@ -180,6 +189,7 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
                 "revisions",
                 "searchSegments",
                 "sessionArtifacts",
+                "sessionGrants",
                 "sessions",
                 "settings",
                 "toolReceipts",
@@ -187,6 +197,10 @@ async fn upgrades_from_every_earlier_version_keep_the_data() {
             ]
         );
         assert_eq!(db.artifact(&a.id).await.unwrap(), a);
+        // v10's grants store works on the upgraded database.
+        db.grant("s", "lookup").await.unwrap();
+        let tools: Vec<String> = db.grants("s").await.unwrap().into_iter().map(|g| g.tool).collect();
+        assert_eq!(tools, ["lookup"], "grants after the upgrade from v{from}");
         let entries = db.artifact_summaries("s", true).await.unwrap();
         assert_eq!(entries, vec![ArtifactSnippet::of(&a)], "index entries were built by the upgrade (from v{from})");
         backend.close();
@@ -440,6 +454,7 @@ fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
         web: Rc::new(ScriptedWeb::default()),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        policy: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }
@@ -489,6 +504,7 @@ fn agent_with_pages(backend: Rc<IdbBackend>, model: ScriptedModel, pages: Vec<at
         web: Rc::new(web),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        policy: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }

@@ -6,7 +6,7 @@
 use super::env::AgentEnv;
 use super::state::AgentState;
 use crate::llm::{Message, ToolCall};
-use crate::tools::{Bound, CallRecord, Outcome, ToolError};
+use crate::tools::{Bound, CallRecord, Decider, Outcome, ToolError};
 
 /// A pending call, resolved.
 pub struct Call {
@@ -15,6 +15,8 @@ pub struct Call {
     pub key: String,
     /// The call bound to its tool, or the error the model gets instead.
     pub bound: Result<Bound, ToolError>,
+    /// Who let it run, or refused it (its record says so).
+    pub by: Option<Decider>,
 }
 
 impl Call {
@@ -29,12 +31,30 @@ impl Call {
 
     /// A record of this call ending as `outcome`, with what it touched.
     pub fn record(&self, outcome: Outcome) -> CallRecord {
-        CallRecord { touched: self.ok().and_then(|b| b.touches()), ..CallRecord::new(self.name(), outcome) }
+        CallRecord {
+            touched: self.ok().and_then(|b| b.touches()),
+            by: self.by,
+            ..CallRecord::new(self.name(), outcome)
+        }
     }
 
     /// The answer "Error: …" for a call that failed with `error`.
     pub fn failed(&self, error: &ToolError) -> Answer {
         Answer::new(&self.call.id, format!("Error: {error}"), self.record(Outcome::Failed { code: error.code() }))
+    }
+
+    /// The answer for a call refused (`by` the person or the host's
+    /// policy), with the reason given, if any.
+    pub fn refused(&self, by: Decider, reason: Option<&str>) -> Answer {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        let who = if by == Decider::Person { "the user" } else { "the app's approval policy" };
+        let text = match reason {
+            Some(reason) => format!("Rejected by {who}: {reason}"),
+            None => format!("Rejected by {who}."),
+        };
+        let record =
+            CallRecord { by: Some(by), ..self.record(Outcome::Rejected { reason: reason.map(str::to_owned) }) };
+        Answer::new(&self.call.id, text, record)
     }
 }
 
@@ -44,7 +64,7 @@ impl AgentEnv {
     pub fn resolve(&self, state: &AgentState, call: ToolCall) -> Call {
         let key = state.call_key(&call);
         let bound = self.tools.bind(&call);
-        Call { call, key, bound }
+        Call { call, key, bound, by: None }
     }
 }
 

@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::consent::ApprovalPolicy;
 use super::events::Ctx;
 use super::settings::AgentSettings;
 use crate::llm::ChatModel;
@@ -22,6 +23,9 @@ pub struct AgentEnv {
     pub web: Rc<dyn WebTools>,
     pub tools: ToolRegistry,
     pub settings: RefCell<AgentSettings>,
+    /// The host's approval policy (`AgentConfig.approve`), asked before
+    /// every call (see `consent`).
+    pub policy: Option<Rc<dyn ApprovalPolicy>>,
 }
 
 impl AgentEnv {

@@ -21,6 +21,7 @@
 mod call;
 mod completion;
 pub mod compress;
+mod consent;
 pub mod continuity;
 pub mod delegate;
 mod env;
@@ -48,6 +49,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+pub use consent::{ApprovalPolicy, Consent, PolicyCall, Verdict};
 pub use env::AgentEnv;
 pub use error::AgentError;
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
@@ -91,6 +93,21 @@ impl Agent {
         let env = Rc::new(env);
         let graph = wiring::build(&env);
         Agent { env, graph, checkpointer }
+    }
+
+    /// An agent with `added` tools besides the registry's and `delegate`
+    /// (the host's, an MCP server's): `invalid_argument` when one's name is
+    /// not `[A-Za-z0-9_-]{1,64}` or is taken.
+    pub fn with_tools(
+        mut env: AgentEnv,
+        checkpointer: Rc<dyn Checkpointer<AgentState>>,
+        added: Vec<Rc<dyn crate::tools::AnyTool>>,
+    ) -> Result<Agent, AgentError> {
+        env.tools.register(Rc::new(delegate::DelegateTool));
+        for tool in added {
+            env.tools.add(tool).map_err(|e| AgentError::new(ErrorCode::InvalidArgument, e))?;
+        }
+        Ok(Agent::new(env, checkpointer))
     }
 
     /// The shared environment (settings, database).

@@ -3,7 +3,7 @@
 //! prepare and decide it live in `nodes/review.rs`.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::llm::ToolCall;
 use crate::tools::{EditPlan, EditTarget};
@@ -37,20 +37,58 @@ pub struct PendingReview {
 }
 
 /// The person's answer to a review.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub approved: bool,
     /// Why not (given to the model with a rejection).
-    #[serde(default)]
     pub reason: Option<String>,
+    /// Approved for the rest of the session (`grant: "session"`): later
+    /// calls of the tool run without a review (see `agent::consent`).
+    pub for_session: bool,
 }
 
 impl Decision {
     pub fn approve() -> Decision {
-        Decision { approved: true, reason: None }
+        Decision { approved: true, reason: None, for_session: false }
+    }
+
+    /// Approves, and grants the tool for the rest of the session.
+    pub fn approve_for_session() -> Decision {
+        Decision { for_session: true, ..Decision::approve() }
     }
 
     pub fn reject(reason: Option<&str>) -> Decision {
-        Decision { approved: false, reason: reason.map(str::to_owned) }
+        Decision { approved: false, reason: reason.map(str::to_owned), for_session: false }
+    }
+
+    /// The decision as JS gives it and the paused run receives it:
+    /// `{ approved, reason?, grant?: "session" }`.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("approved".into(), self.approved.into());
+        if let Some(reason) = &self.reason {
+            map.insert("reason".into(), reason.as_str().into());
+        }
+        if self.for_session {
+            map.insert("grant".into(), "session".into());
+        }
+        Value::Object(map)
+    }
+
+    /// The decision [`Decision::to_value`] wrote (read by hand: a derived
+    /// decoder costs the package more than these lines), or what is wrong.
+    pub fn from_value(value: &Value) -> Result<Decision, &'static str> {
+        let approved = value.get("approved").and_then(Value::as_bool).ok_or("approved must be a boolean")?;
+        let reason = match value.get("reason") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(reason)) => Some(reason.clone()),
+            Some(_) => return Err("reason must be a string"),
+        };
+        let for_session = match value.get("grant") {
+            None | Some(Value::Null) => false,
+            Some(grant) if grant == "session" => true,
+            Some(_) => return Err("grant must be \"session\""),
+        };
+        Ok(Decision { approved, reason, for_session })
     }
 }

@@ -177,15 +177,20 @@ impl Agent {
     }
 
     /// Records a finished run (its checkpoints are durable now, so its
-    /// receipts are no longer needed).
+    /// receipts are no longer needed). An aborted run keeps them: its last
+    /// step was not checkpointed, and a call it started must read as
+    /// "outcome unknown" to the run that continues it (or the next turn),
+    /// never run again.
     async fn finished(
         &self,
         session_id: &str,
         result: RunResult,
         options: &SendOptions,
     ) -> Result<RunResult, AgentError> {
-        if let Err(e) = self.env.db.clear_receipts(session_id).await {
-            warn(options, format!("the run's tool receipts were not cleared: {e}"));
+        if result.status != RunStatus::Aborted {
+            if let Err(e) = self.env.db.clear_receipts(session_id).await {
+                warn(options, format!("the run's tool receipts were not cleared: {e}"));
+            }
         }
         self.record(session_id, &result, options).await;
         if result.status == RunStatus::Completed && self.env.settings.borrow().continuity_memory {
@@ -244,8 +249,7 @@ impl Agent {
         options: SendOptions,
     ) -> Result<RunResult, AgentError> {
         let _running = self.lock(session_id).await?;
-        let decision = serde_json::to_value(decision).unwrap_or_default();
-        self.run(session_id, Start::Resume(Some(decision)), options).await
+        self.run(session_id, Start::Resume(Some(decision.to_value())), options).await
     }
 
     /// Continues a run that stopped before it finished (the tab closed or

@@ -12,6 +12,7 @@ mod blobs;
 mod checkpoints;
 mod db;
 mod error;
+mod grants;
 mod history;
 mod memories;
 mod model;
@@ -31,6 +32,7 @@ pub use backend::{key_of, Backend, Guard, MemoryBackend, Write};
 pub use checkpoints::StoreCheckpointer;
 pub use db::{Db, Origin};
 pub use error::{Result, StoreError};
+pub use grants::Grant;
 #[cfg(test)]
 pub(crate) use history::fingerprint as history_fingerprint;
 pub use history::{RevisionInfo, KEEP_PER_RECORD};

@@ -29,6 +29,8 @@ pub mod stores {
     pub const INDEX_STALE: &str = "artifactIndexStale";
     /// Each searched record's word segmentation, checked against its text, schema v9.
     pub const SEGMENTS: &str = "searchSegments";
+    /// The tools the person approved for the rest of a session, schema v10.
+    pub const GRANTS: &str = "sessionGrants";
 }
 
 /// What kind of material an artifact holds.

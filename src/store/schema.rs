@@ -163,6 +163,16 @@ pub const VERSIONS: &[Version] = &[
         removes: &[],
         drops: &[],
     },
+    // 10: the person's grants ("approve for this session"), keyed
+    // `<sessionId>/<tool>` (see `store::grants`).
+    Version {
+        number: 10,
+        stores: &[StoreSpec { name: GRANTS, key_path: "id", indexes: &[("sessionId", &["sessionId"])] }],
+        indexes: &[],
+        migrations: &[],
+        removes: &[],
+        drops: &[],
+    },
 ];
 
 /// Key path of the artifact store's `bySessionActive` index: its keys are

@@ -6,7 +6,7 @@
 use super::backend::Write;
 use super::db::{by_order, from_value, revision_id, to_value, Db};
 use super::error::{Result, StoreError};
-use super::model::stores::{ARTIFACTS, BLOBS, CHECKPOINTS, RECEIPTS, SESSIONS, TRANSCRIPT};
+use super::model::stores::{ARTIFACTS, BLOBS, CHECKPOINTS, GRANTS, RECEIPTS, SESSIONS, TRANSCRIPT};
 use super::model::{SessionInfo, Speaker, TranscriptEntry};
 use crate::platform;
 
@@ -61,7 +61,7 @@ impl Db {
         Ok(session)
     }
 
-    /// Deletes a session with its transcript, artifacts and checkpoints, in one batch.
+    /// Deletes a session with its transcript, artifacts, checkpoints and grants, in one batch.
     pub async fn delete_session(&self, session_id: &str) -> Result<()> {
         let mut writes = vec![Write::Delete { store: SESSIONS, key: session_id.to_owned() }];
         for (store, index) in [
@@ -70,6 +70,7 @@ impl Db {
             (CHECKPOINTS, "threadId"),
             (BLOBS, "threadId"),
             (RECEIPTS, "sessionId"),
+            (GRANTS, "sessionId"),
         ] {
             // Keys only: nothing is loaded to be deleted.
             for key in self.backend().keys_by_index(store, index, session_id).await? {

@@ -80,6 +80,8 @@ pub(crate) fn no_arguments() -> serde_json::Value {
 mod artifact;
 pub mod edit;
 mod fields;
+pub mod host;
+mod json_schema;
 mod memory;
 mod project;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -100,7 +102,7 @@ pub use fields::Fields;
 pub(crate) use project::outline;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_web::ProxyWeb;
-pub use record::{CallRecord, NotRun, Outcome};
+pub use record::{CallRecord, Decider, NotRun, Outcome};
 pub use utility::describe_time;
 #[cfg(any(test, feature = "testing"))]
 pub use web::ScriptedWeb;
@@ -295,6 +297,13 @@ impl Toolsets {
     /// Work on the person's projects (the writing strategy).
     pub const WRITING: Toolsets = Toolsets(2);
     pub const ALL: Toolsets = Toolsets(3);
+    /// Offered by no strategy.
+    pub const NONE: Toolsets = Toolsets(0);
+
+    /// These sets and `other`.
+    pub fn with(self, other: Toolsets) -> Toolsets {
+        Toolsets(self.0 | other.0)
+    }
 
     /// Whether these sets include any of `other`.
     pub fn has(self, other: Toolsets) -> bool {
@@ -660,6 +669,22 @@ impl ToolRegistry {
         tools.extend(utility::tools());
         tools.extend(artifact::tools());
         ToolRegistry { tools }
+    }
+
+    /// Adds a tool from outside the package (the host's, an MCP server's),
+    /// refusing a name that is invalid or taken (the error says which).
+    pub fn add(&mut self, tool: Rc<dyn AnyTool>) -> Result<(), String> {
+        let name = tool.name();
+        let valid =
+            (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-".contains(&b));
+        if !valid {
+            return Err(format!("tool name {name:?} must be 1 to 64 letters, digits, '_' or '-'"));
+        }
+        if self.get(name).is_some() {
+            return Err(format!("there is already a tool named {name:?} (a built-in tool, or one given twice)"));
+        }
+        self.tools.push(tool);
+        Ok(())
     }
 
     /// Adds a tool (replacing one of the same name).

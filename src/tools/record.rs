@@ -52,6 +52,28 @@ impl Outcome {
     }
 }
 
+/// Who let a call run (or refused it) when it was not the tool's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    /// The person, in a review.
+    Person,
+    /// The person's grant for the tool in this session (no review).
+    Grant,
+    /// The host's approval policy (`AgentConfig.approve`).
+    Policy,
+}
+
+impl Decider {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decider::Person => "person",
+            Decider::Grant => "grant",
+            Decider::Policy => "policy",
+        }
+    }
+}
+
 /// The record of one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRecord {
@@ -65,12 +87,14 @@ pub struct CallRecord {
     pub artifact: Option<String>,
     /// What it read or wrote.
     pub touched: Option<Touch>,
+    /// Who decided it ran, or was refused (`None`: it needed no one).
+    pub by: Option<Decider>,
 }
 
 impl CallRecord {
     /// A record of a call of `tool` that ended as `outcome`.
     pub fn new(tool: &str, outcome: Outcome) -> CallRecord {
-        CallRecord { at: 0, tool: tool.to_owned(), outcome, kept: None, artifact: None, touched: None }
+        CallRecord { at: 0, tool: tool.to_owned(), outcome, kept: None, artifact: None, touched: None, by: None }
     }
 
     /// The artifacts whose text the call carries (kept as, or otherwise).
@@ -119,6 +143,7 @@ impl CallRecord {
             ("detail", detail),
             ("kept", self.kept.as_deref()),
             ("artifact", self.artifact.as_deref()),
+            ("by", self.by.map(Decider::as_str)),
         ];
         for (key, value) in text {
             if let Some(value) = value {
@@ -159,6 +184,9 @@ impl CallRecord {
             (None, Some(s)) => Some(Touch::Writes(s)),
             _ => None,
         };
+        let by = [Decider::Person, Decider::Grant, Decider::Policy]
+            .into_iter()
+            .find(|d| text("by").as_deref() == Some(d.as_str()));
         CallRecord {
             at: value.get("at").and_then(Value::as_u64).unwrap_or_default() as usize,
             tool: text("tool").unwrap_or_default(),
@@ -166,6 +194,7 @@ impl CallRecord {
             kept: text("kept"),
             artifact: text("artifact"),
             touched,
+            by,
         }
     }
 }
@@ -196,6 +225,7 @@ mod tests {
                 outcome,
                 kept: Some("a1".into()),
                 artifact: None,
+                by: [None, Some(Decider::Person), Some(Decider::Grant), Some(Decider::Policy)][i % 4],
                 touched: Some(if i % 2 == 0 {
                     Touch::Reads(Subject::Section("s1".into()))
                 } else {

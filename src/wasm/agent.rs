@@ -41,6 +41,16 @@ export interface AgentConfig {
   dbName?: string;
   /** Initial settings (merged over the defaults and the stored ones). */
   settings?: SettingsPatch;
+  /** The page's own tools, offered to the model beside the built-in ones (see `HostTool`). */
+  tools?: HostTool[];
+  /**
+   * Decides each tool call (built-in or the page's) before the tool's own approval: "approve" runs it
+   * without a review, "deny" refuses it (the model is told, with `reason`), "ask" asks the person (unless
+   * they approved the tool for the session); nothing leaves it to the settings and the tool. A throw
+   * counts as "ask". A call that would send project text to a third party after web material came in is
+   * always reviewed, whatever this says.
+   */
+  approve?: (call: ToolCallInfo) => ApprovalAnswer | Promise<ApprovalAnswer>;
 }
 /** A change of settings: the fields given replace the current ones (a partial `compression` changes only its fields). */
 export type SettingsPatch = Partial<Omit<AgentSettings, "compression">> & { compression?: Partial<CompressionSettings> };
@@ -246,6 +256,8 @@ impl JsAgent {
     #[wasm_bindgen(unchecked_return_type = "Promise<Agent>")]
     pub fn open(#[wasm_bindgen(unchecked_param_type = "AgentConfig")] config: JsValue) -> Promise {
         future_to_promise(async move {
+            let host_tools = super::host::tools(&config)?;
+            let policy = super::host::policy(&config)?;
             let config: Config = from_js("AgentConfig must be { proxyUrl: string, ... }", config)?;
             let name = config.db_name.clone().unwrap_or_else(|| schema::DB_NAME.to_owned());
             let idb = Rc::new(IdbBackend::open(&name).await.map_err(error::store)?);
@@ -268,9 +280,11 @@ impl JsAgent {
                 web: Rc::new(web),
                 tools: ToolRegistry::standard(),
                 settings: RefCell::new(settings),
+                policy,
             };
             let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
-            Ok(JsAgent { agent: Rc::new(Agent::new(env, checkpointer)), db, backend: idb }.into())
+            let agent = Agent::with_tools(env, checkpointer, host_tools).map_err(error::agent)?;
+            Ok(JsAgent { agent: Rc::new(agent), db, backend: idb }.into())
         })
     }
 
@@ -291,18 +305,22 @@ impl JsAgent {
         })
     }
 
-    /// Answers the session's pending review and continues the run.
+    /// Answers the session's pending review and continues the run. With
+    /// `grant: "session"`, an approval also covers the tool's later calls in
+    /// the session (see `grants`).
     #[wasm_bindgen(unchecked_return_type = "Promise<RunResult>")]
     pub fn resume(
         &self,
         #[wasm_bindgen(js_name = sessionId)] session_id: String,
-        #[wasm_bindgen(unchecked_param_type = "{ approved: boolean; reason?: string }")] decision: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ approved: boolean; reason?: string; grant?: \"session\" }")]
+        decision: JsValue,
         opts: Option<RunOptionsJs>,
     ) -> Promise {
         let agent = self.agent.clone();
         future_to_promise(async move {
             let opts = opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED);
-            let decision: Decision = from_js("decision must be { approved: boolean, reason?: string }", decision)?;
+            let decision = Decision::from_value(&super::convert::value_from_js("decision", decision)?)
+                .map_err(|e| error::invalid_argument("decision", e))?;
             let (options, wiring) = run_options(&opts)?;
             let result = agent.resume(&session_id, decision, options).await;
             unwire(wiring);

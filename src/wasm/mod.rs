@@ -8,6 +8,7 @@ mod artifacts;
 mod bench;
 mod convert;
 mod error;
+mod host;
 mod memories;
 mod projects;
 mod search;

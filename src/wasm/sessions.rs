@@ -60,7 +60,25 @@ impl JsAgent {
         })
     }
 
-    /// Deletes a session with its transcript, artifacts and checkpoints.
+    /// The tools the person approved for the rest of the session ("approve
+    /// for this session" in a review), by tool name.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Grant[]>")]
+    pub fn grants(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move { to_js(&db.grants(&session_id).await.map_err(error::store)?) })
+    }
+
+    /// Ends the session's grant of `tool`: its next call is reviewed again.
+    #[wasm_bindgen(js_name = revokeGrant, unchecked_return_type = "Promise<void>")]
+    pub fn revoke_grant(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String, tool: String) -> Promise {
+        let db = self.db.clone();
+        future_to_promise(async move {
+            db.revoke_grant(&session_id, &tool).await.map_err(error::store)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Deletes a session with its transcript, artifacts, checkpoints and grants.
     #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<void>")]
     pub fn delete_session(&self, #[wasm_bindgen(js_name = sessionId)] session_id: String) -> Promise {
         let db = self.db.clone();

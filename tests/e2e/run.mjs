@@ -5,11 +5,12 @@
 //  3. the generated .d.ts has no `any`.
 // Screenshots go to test-output/e2e/.
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
+import { createServer, request } from "node:http";
 import { mkdirSync, readFileSync, existsSync } from "node:fs";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { hostTools } from "./host_tools.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const require = createRequire(join(root, "www/package.json"));
@@ -67,6 +68,20 @@ function proxyBinary() {
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
 function staticServer(dir) {
   return createServer((req, res) => {
+    // /api goes to the proxy, so pages served here reach it from their own
+    // origin (the proxy serves other origins only when told to).
+    if (req.url.startsWith("/api/")) {
+      const { origin, referer, ...headers } = req.headers;
+      const forward = request({ host: "127.0.0.1", port, path: req.url, method: req.method,
+        headers: { ...headers, host: `127.0.0.1:${port}` } }, (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      forward.on("error", (e) => res.writeHead(502).end(String(e)));
+      req.pipe(forward);
+      res.on("close", () => forward.destroy());
+      return;
+    }
     const path = normalize(join(dir, decodeURIComponent(new URL(req.url, "http://x").pathname)));
     if (!path.startsWith(dir) || !existsSync(path)) {
       res.writeHead(404).end();
@@ -151,6 +166,8 @@ try {
     assert(result.sections === 1 && result.artifacts === 0, `the Agent class works unbundled: ${JSON.stringify(result)}`);
     await page.close();
   });
+
+  await hostTools({ browser, check, assert, script, fakeUrl, root, pageUrl: `http://127.0.0.1:${plainPort}/tests/e2e/host.html` });
 
   await check("generated .d.ts has no `any`", async () => {
     // The public surface: everything before wasm-bindgen's internal InitOutput.
@@ -282,13 +299,45 @@ async function scenarios(browser) {
     await script([routed("writing"), readCall(), editCall(), { type: "text", text: "雪にしました。" }]);
     await say("やっぱり雪にして");
     await page.waitForSelector("dialog#review[open]");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     await idle();
     await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪"));
     await shot("e2e-3b-approved.png");
     await page.getByRole("button", { name: "Undo agent change" }).click();
     await page.waitForFunction((b) => document.querySelector("#chapter-text").value === b, before);
     assert((await chapterText()) === before, "undo restores byte for byte");
+  });
+
+  await check("3g. \"Approve for this session\" lets the next edit run without a review until the grant is revoked in the settings", async () => {
+    const edit = (from, to) => ({ type: "tool_calls", calls: [{ name: "edit_manuscript", arguments: { section_id: sectionId, edits: [{ search: from, replace: to }] } }] });
+    await script([routed("writing"), readCall(), edit("雨が降っていた。", "雪が降っていた。"), { type: "text", text: "雪にしました。" }]);
+    await say("第一章の雨を雪にして");
+    await page.waitForSelector("dialog#review[open]");
+    await page.getByRole("button", { name: "Approve for this session" }).click();
+    await idle();
+    await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪が降っていた"));
+    await page.locator("#settings > summary").click();
+    const granted = page.locator('#grant-list li.grant[data-tool="edit_manuscript"]');
+    await granted.waitFor();
+    await shot("e2e-3g-grant.png");
+
+    await script([routed("writing"), readCall(), edit("雪が降っていた。", "雨が降っていた。"), { type: "text", text: "雨に戻しました。" }]);
+    await say("やっぱり雨に戻して");
+    await idle();
+    assert(!(await page.locator("dialog#review").evaluate((d) => d.open)), "granted: no review");
+    await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雨が降っていた"));
+    assert((await page.locator(".turn.agent").last().textContent()).includes("granted for this session"), "the turn says it was granted");
+
+    await granted.getByRole("button", { name: "Revoke edit_manuscript" }).click();
+    await page.waitForFunction(() => document.querySelectorAll("#grant-list li").length === 0);
+    assert(await page.locator("#no-grants").isVisible(), "the empty list says so");
+    await script([routed("writing"), readCall(), edit("雨が降っていた。", "雪が降っていた。"), { type: "text", text: "そのままにします。" }]);
+    await say("もう一度雪にして");
+    await page.waitForSelector("dialog#review[open]");
+    await page.getByRole("button", { name: "Reject" }).click();
+    await idle();
+    assert((await chapterText()) === original, `revoked: reviewed again, rejected, unchanged: ${await chapterText()}`);
+    await page.locator("#settings > summary").click();
   });
 
   await check("3s. the search box finds a line (京都, never in 東京都) and opens the chapter at the hit", async () => {
@@ -346,7 +395,7 @@ async function scenarios(browser) {
     assert((await chapterText()).includes("雨が降っていた"), "the manuscript survived");
     assert((await page.locator(".turn").count()) > 0, "the conversation survived");
     await shot("e2e-5a-reloaded-review.png");
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     await idle();
     await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("雪が降っていた"));
     await shot("e2e-5b-approved-after-reload.png");
@@ -358,7 +407,7 @@ async function scenarios(browser) {
     await say("猫に鳴かせて");
     await page.waitForSelector("dialog#review[open]");
     const asked = (await requests()).length;
-    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
     // The model's next call is under way (and held): the tab goes away now.
     const end = Date.now() + 15000;
     while ((await requests()).length <= asked && Date.now() < end) await new Promise((r) => setTimeout(r, 50));

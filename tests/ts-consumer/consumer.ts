@@ -9,6 +9,10 @@ import init, {
   parseEditsJson,
   parseSearchReplace,
   type AditError,
+  type ApprovalAnswer,
+  type Grant,
+  type HostTool,
+  type ToolCallInfo,
   type AgentEvent,
   type Artifact,
   type ArtifactInput,
@@ -51,6 +55,25 @@ async function main(): Promise<void> {
   console.log(level, parsed.length, fromJson.length, strict);
 
   const agent: Agent = await Agent.open({ proxyUrl: "/api", settings: { longTermMemory: true } });
+  // A typed host tool and an approval policy.
+  const wordCount: HostTool<{ text: string }> = {
+    name: "word_count",
+    description: "Counts words.",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    readOnly: true,
+    approval: (args) => args.text.length > 1000,
+    execute: async ({ text }, { sessionId, callId, signal }) => {
+      signal.throwIfAborted();
+      return { words: text.split(/\s+/).length, sessionId, callId };
+    },
+  };
+  const policy = (call: ToolCallInfo): ApprovalAnswer => (call.tool === "open_url" ? { decision: "deny", reason: "offline app" } : undefined);
+  const withTools: Agent = await Agent.open({ proxyUrl: "/api", tools: [wordCount as HostTool], approve: policy });
+  await withTools.resume("session-1", { approved: true, grant: "session" });
+  const grants: Grant[] = await withTools.grants("session-1");
+  const createdAt: number | undefined = grants[0]?.createdAt;
+  await withTools.revokeGrant("session-1", grants[0]?.tool ?? "word_count");
+  console.log(createdAt);
   const controller = new AbortController();
   const seen: string[] = [];
   const result: RunResult = await agent.send("session-1", "Hello", {

@@ -44,6 +44,9 @@ const ui = {
   renameSession: byId<HTMLButtonElement>("rename-session"),
   deleteSession: byId<HTMLButtonElement>("delete-session"),
   approve: byId<HTMLButtonElement>("approve"),
+  approveSession: byId<HTMLButtonElement>("approve-session"),
+  grantList: byId<HTMLUListElement>("grant-list"),
+  noGrants: byId<HTMLParagraphElement>("no-grants"),
   reject: byId<HTMLButtonElement>("reject"),
   projectForm: byId<HTMLFormElement>("new-project"),
   projectTitle: byId<HTMLInputElement>("project-title"),
@@ -202,6 +205,7 @@ async function switchSession(id: string): Promise<void> {
   await refreshArtifacts();
   await restoreTranscript();
   await refreshSessions();
+  await refreshGrants();
   // A review that was decided before the tab closed is not asked again; a
   // turn cut off mid-run (closed tab, crash) can be continued where it stopped.
   const state = await agent.runState(session);
@@ -340,14 +344,40 @@ function openReview(result: RunResult): void {
   if (!ui.review.open) ui.review.showModal();
 }
 
-async function decide(approved: boolean): Promise<void> {
+/** Answers the review; `forSession` approves the tool for the rest of the session. */
+async function decide(approved: boolean, forSession = false): Promise<void> {
   ui.review.close();
   ui.reopenReview.hidden = true;
   reviewing = false;
   // The resumed run's output repeats the paused turn's: it replaces that bubble.
   ui.transcript.querySelector(".turn.agent[data-interrupted]")?.remove();
   const reason = ui.reviewReason.value.trim();
-  await run((options) => agent.resume(session, reason ? { approved, reason } : { approved }, options));
+  const decision = forSession ? { approved, grant: "session" as const } : reason ? { approved, reason } : { approved };
+  await run((options) => agent.resume(session, decision, options));
+  await refreshGrants();
+}
+
+/** The session's grants in the settings, each with a button that revokes it. */
+async function refreshGrants(): Promise<void> {
+  const grants = await agent.grants(session);
+  ui.noGrants.hidden = grants.length > 0;
+  ui.grantList.replaceChildren(
+    ...grants.map((grant) => {
+      const item = document.createElement("li");
+      item.className = "grant";
+      item.dataset.tool = grant.tool;
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "secondary";
+      revoke.textContent = "Revoke";
+      revoke.setAttribute("aria-label", `Revoke ${grant.tool}`);
+      revoke.addEventListener("click", () => {
+        void agent.revokeGrant(session, grant.tool).then(refreshGrants, (e: unknown) => showBanner(errorText(e)));
+      });
+      item.append(`${grant.tool} `, revoke);
+      return item;
+    }),
+  );
 }
 
 // ---- artifacts ------------------------------------------------------------
@@ -771,6 +801,7 @@ async function main(): Promise<void> {
     if (button?.dataset.artifactId) showArtifact(button.dataset.artifactId);
   });
   ui.approve.addEventListener("click", () => void decide(true));
+  ui.approveSession.addEventListener("click", () => void decide(true, true));
   // Escape closes the dialog; the review stays pending and reopens from the status line.
   ui.review.addEventListener("cancel", () => {
     ui.reopenReview.hidden = !reviewing;

@@ -17,7 +17,7 @@ use super::super::state::{AgentState, AgentUpdate};
 use crate::error::ErrorCode;
 use crate::graph::{Node, NodeError};
 use crate::store::ReceiptOutcome;
-use crate::tools::{no_events, CallInfo, CallRecord, EditTarget, Outcome, ToolError};
+use crate::tools::{no_events, CallInfo, CallRecord, Decider, EditTarget, Outcome, ToolError};
 
 /// The update that answers the call at once (nothing to review).
 fn answered(state: &AgentState, answer: Answer) -> AgentUpdate {
@@ -85,7 +85,8 @@ impl Node<AgentState> for Review {
             .pending_review
             .as_ref()
             .ok_or_else(|| NodeError::failed(ErrorCode::InvalidState, "no review is pending"))?;
-        let call = env.resolve(state, pending.call.clone());
+        let mut call = env.resolve(state, pending.call.clone());
+        call.by = Some(Decider::Person);
         // Decided before a crash or reload: the receipt holds the outcome,
         // and neither the question nor the change happens a second time.
         let receipt = env
@@ -97,7 +98,7 @@ impl Node<AgentState> for Review {
             Some(receipt) => (receipt.outcome != ReceiptOutcome::Rejected, replayed(&call, &receipt)),
             None => {
                 let payload = serde_json::to_value(&pending.payload).unwrap_or(Value::Null);
-                let decision: Decision = crate::json::from_value(ctx.interrupt(payload)?)
+                let decision = Decision::from_value(&ctx.interrupt(payload)?)
                     .map_err(|e| NodeError::failed(ErrorCode::InvalidArgument, format!("decision: {e}")))?;
                 (decision.approved, decide(env, pending, &call, &decision, ctx).await?)
             }
@@ -131,17 +132,29 @@ async fn decide(
     let name = call.name();
     let session = ctx.thread_id;
     if !decision.approved {
-        let reason = decision.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
-        let text = match reason {
-            Some(reason) => format!("Rejected by the user: {reason}"),
-            None => "Rejected by the user.".to_owned(),
-        };
-        let record = call.record(Outcome::Rejected { reason: reason.map(str::to_owned) });
+        let answer = call.refused(Decider::Person, decision.reason.as_deref());
         env.db
-            .record_receipt(&receipt(session, &call.key, ReceiptOutcome::Rejected, &text, &record))
+            .record_receipt(&receipt(session, &call.key, ReceiptOutcome::Rejected, &answer.text, &answer.record))
             .await
             .map_err(|e| NodeError::failed(e.code(), format!("the rejection was not recorded: {e}")))?;
-        return Ok(Answer::new(&call.call.id, text, record));
+        return Ok(answer);
+    }
+    if let Err(e) = &call.bound {
+        // A host tool the page did not give this Agent (a reload that
+        // opened it without its tools): the review stays, for a page that does.
+        if e.code() == ErrorCode::NotFound {
+            return Err(NodeError::failed(
+                ErrorCode::NotFound,
+                format!(
+                    "{name} is not one of this Agent's tools: open the Agent with the tools it was opened with (its                      `tools`) and approve again, or reject the call"
+                ),
+            ));
+        }
+    }
+    if decision.for_session {
+        if let Err(e) = env.db.grant(session, name).await {
+            ctx.warning(format!("{name} was approved, but not for the rest of the session: {e}"));
+        }
     }
     ctx.active_tool(Some(name));
     let Some(plan) = &pending.plan else {

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use async_trait::async_trait;
 
 use super::super::call::{Answer, Answers, Call};
+use super::super::consent::Consent;
 use super::super::env::AgentEnv;
 use super::super::events::{Ctx, Emit, Phase};
 use super::super::execute::{execute, replayed};
@@ -20,7 +21,7 @@ use super::super::state::{AgentState, AgentUpdate, Hold};
 use super::search::merge_searches;
 use crate::error::ErrorCode;
 use crate::graph::{Node, NodeError};
-use crate::tools::{no_events, CallInfo, NotRun, Outcome, Touch};
+use crate::tools::{no_events, CallInfo, Decider, NotRun, Outcome, Touch};
 
 /// What the calls of one step gave so far, in call order.
 struct Step {
@@ -125,10 +126,41 @@ impl Node<AgentState> for Tools {
         let env = &self.0;
         ctx.phase(Phase::Researching);
         let mut calls: Vec<Call> = state.pending_calls().into_iter().map(|c| env.resolve(state, c)).collect();
-        // The first call that needs the person's approval ends the step.
-        let first_review = calls.iter().position(|c| c.ok().is_some_and(|b| env.needs_approval(b)));
-        let mut hold = first_review.map(|i| Hold { call_id: calls[i].call.id.clone(), reason: None });
-        calls.truncate(first_review.unwrap_or(calls.len()));
+        // Calls of this step that ran before a crash are not run again.
+        let receipts = env
+            .db
+            .receipts(ctx.thread_id)
+            .await
+            .map_err(|e| NodeError::failed(e.code(), format!("reading the session's tool receipts: {e}")))?;
+        // Each call's consent (the policy, the approvals, the grants), in
+        // order: the first that needs the person's review ends the step.
+        let granted: Vec<String> = match env.db.grants(ctx.thread_id).await {
+            Ok(list) => list.into_iter().map(|g| g.tool).collect(),
+            Err(e) => {
+                ctx.warning(format!("the session's grants were not read ({e}): calls that ask are reviewed"));
+                Vec::new()
+            }
+        };
+        let mut consents = Vec::new();
+        let mut hold = None;
+        for call in &calls {
+            let consent = match call.ok() {
+                Some(bound) if !receipts.contains_key(&call.key) => env.consent(ctx, bound, &granted).await,
+                _ => Consent::Run(None),
+            };
+            if consent == Consent::Review {
+                hold = Some(Hold { call_id: call.call.id.clone(), reason: None });
+                break;
+            }
+            consents.push(consent);
+        }
+        calls.truncate(consents.len());
+        for (call, consent) in calls.iter_mut().zip(&consents) {
+            call.by = match consent {
+                Consent::Run(by) => *by,
+                _ => Some(Decider::Policy),
+            };
+        }
         let active = env.db.artifact_summaries(ctx.thread_id, true).await;
         let mut facts = facts::derive(&state.messages, &state.records);
         if let Ok(active) = &active {
@@ -136,15 +168,11 @@ impl Node<AgentState> for Tools {
             facts.known.retain(|f| f.artifacts().all(|id| active.iter().any(|a| a.id == id)));
         }
         let upto = state.compaction.as_ref().map_or(0, |c| c.upto);
-        // Searches the session already made are not optimised again.
-        let fresh: Vec<usize> = (0..calls.len()).filter(|i| !web_known(&facts, upto, &calls[*i])).collect();
+        // Searches the session already made (or the policy refused) are not optimised again.
+        let fresh: Vec<usize> = (0..calls.len())
+            .filter(|i| !web_known(&facts, upto, &calls[*i]) && !matches!(consents[*i], Consent::Refuse(_)))
+            .collect();
         let merged_into = merge_searches(env, state, &mut calls, &fresh, ctx).await?;
-        // Calls of this step that ran before a crash are not run again.
-        let receipts = env
-            .db
-            .receipts(ctx.thread_id)
-            .await
-            .map_err(|e| NodeError::failed(e.code(), format!("reading the session's tool receipts: {e}")))?;
 
         // The outbound rule (see `outbound`): checked before each call, since
         // a search earlier in the batch can bring web material in.
@@ -169,6 +197,7 @@ impl Node<AgentState> for Tools {
         // call order and writes run after the reads before them.
         let width = env.settings.borrow().parallel_reads.max(1);
         let mut reads: Vec<usize> = Vec::new();
+        let mut notes = String::new();
         for (i, call) in calls.iter().enumerate() {
             if ctx.cancel.is_cancelled() {
                 return Err(NodeError::Aborted);
@@ -182,6 +211,9 @@ impl Node<AgentState> for Tools {
                 } else {
                     Next::Answer(replayed(call, receipt))
                 }
+            } else if let Consent::Refuse(reason) = &consents[i] {
+                earlier.push(loop_guard::signature(&call.call));
+                Next::Answer(call.refused(Decider::Policy, reason.as_deref()))
             } else {
                 let verdict = loop_guard::judge(refused, &earlier, &call.call);
                 earlier.push(loop_guard::signature(&call.call));
@@ -232,6 +264,12 @@ impl Node<AgentState> for Tools {
                     },
                 }
             };
+            if matches!(next, Next::Read | Next::Run(_)) && call.by == Some(Decider::Grant) {
+                // The transcript shows that the person's grant ran it.
+                let note = format!("\n```tool\ngranted for this session: {}\n```\n", call.name());
+                ctx.content(&note);
+                notes.push_str(&note);
+            }
             match next {
                 Next::Read => reads.push(i),
                 Next::Hold(reason) => {
@@ -257,6 +295,7 @@ impl Node<AgentState> for Tools {
             records: answers.records,
             result_links: new_links,
             hold: Some(hold),
+            output: (!notes.is_empty()).then(|| format!("{}{notes}", state.output)),
             ..Default::default()
         })
     }

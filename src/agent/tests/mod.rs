@@ -27,6 +27,16 @@ fn harness(steps: Vec<Step>) -> Harness {
 }
 
 fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
+    harness_with(backend, steps, Vec::new(), None)
+}
+
+/// A harness whose agent also has `added` tools and the host's `policy`.
+fn harness_with(
+    backend: Rc<MemoryBackend>,
+    steps: Vec<Step>,
+    added: Vec<Rc<dyn crate::tools::AnyTool>>,
+    policy: Option<Rc<dyn ApprovalPolicy>>,
+) -> Harness {
     let db = Db::new(backend.clone());
     let model = Rc::new(ScriptedModel::new(steps));
     let web = Rc::new(ScriptedWeb::default());
@@ -42,9 +52,11 @@ fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
         web: web.clone(),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        policy,
     };
     let checkpointer = Rc::new(StoreCheckpointer::new(backend.clone(), PrunePolicy::default()));
-    Harness { agent: Agent::new(env, checkpointer), model, web, db, backend }
+    let agent = Agent::with_tools(env, checkpointer, added).expect("the added tools are valid");
+    Harness { agent, model, web, db, backend }
 }
 
 fn json_reply(v: Value) -> Step {
@@ -1185,5 +1197,6 @@ fn a_request_the_context_window_cannot_hold_is_not_sent() {
 mod continuity;
 mod delegate;
 mod facts;
+mod host;
 mod long_session;
 mod records;
