@@ -43,6 +43,7 @@ fn turn(width: usize) -> Duration {
         web,
         tools: ToolRegistry::standard(),
         settings: RefCell::new(settings),
+        mcp: None,
     };
     let agent = Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())));
     let started = Instant::now();

@@ -440,6 +440,7 @@ fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
         web: Rc::new(ScriptedWeb::default()),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        mcp: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }
@@ -489,6 +490,7 @@ fn agent_with_pages(backend: Rc<IdbBackend>, model: ScriptedModel, pages: Vec<at
         web: Rc::new(web),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        mcp: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }

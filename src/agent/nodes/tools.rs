@@ -124,6 +124,8 @@ impl Node<AgentState> for Tools {
     async fn run(&self, state: &AgentState, ctx: &mut Ctx<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
         ctx.phase(Phase::Researching);
+        // A resumed run (after a reload) reaches its MCP calls from here.
+        env.offer_mcp_tools(&ctx.cancel).await;
         let mut calls: Vec<Call> = state.pending_calls().into_iter().map(|c| env.resolve(state, c)).collect();
         // The first call that needs the person's approval ends the step.
         let first_review = calls.iter().position(|c| c.ok().is_some_and(|b| env.needs_approval(b)));

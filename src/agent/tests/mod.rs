@@ -27,6 +27,11 @@ fn harness(steps: Vec<Step>) -> Harness {
 }
 
 fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
+    harness_with(backend, steps, None)
+}
+
+/// A harness whose agent reaches the MCP servers of `mcp`.
+fn harness_with(backend: Rc<MemoryBackend>, steps: Vec<Step>, mcp: Option<Rc<crate::mcp::McpServers>>) -> Harness {
     let db = Db::new(backend.clone());
     let model = Rc::new(ScriptedModel::new(steps));
     let web = Rc::new(ScriptedWeb::default());
@@ -42,6 +47,7 @@ fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
         web: web.clone(),
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
+        mcp,
     };
     let checkpointer = Rc::new(StoreCheckpointer::new(backend.clone(), PrunePolicy::default()));
     Harness { agent: Agent::new(env, checkpointer), model, web, db, backend }
@@ -1186,4 +1192,5 @@ mod continuity;
 mod delegate;
 mod facts;
 mod long_session;
+mod mcp;
 mod records;
