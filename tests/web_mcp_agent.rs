@@ -9,6 +9,8 @@
 //! goes on, and an abort cancels the call at the server.
 #![cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 
+use atelier_agent::cancel::CancelToken;
+use atelier_agent::mcp::fetch_relayed_servers;
 use atelier_agent::platform::random_id;
 use atelier_agent::wasm::agent::JsAgent;
 use js_sys::Reflect;
@@ -49,6 +51,17 @@ fn options() -> Option<atelier_agent::wasm::agent::RunOptionsJs> {
 async fn recorder(path: &str) {
     let recorder = RECORDER.expect("run through `cargo xtask test` (ATELIER_TEST_RECORDER)");
     post_text(&format!("{recorder}{path}"), "").await;
+    if path == "/__reset" {
+        // After a test that took it down, until the proxy's health has it back.
+        for _ in 0..100 {
+            let servers = fetch_relayed_servers(PROXY.unwrap(), &CancelToken::new()).await.unwrap_or_default();
+            if servers.iter().all(|s| s.reachable) {
+                return;
+            }
+            gloo_timers::future::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        panic!("the recorder did not come back");
+    }
 }
 
 /// The `tools/call` and `notifications/cancelled` requests the recorder received.
