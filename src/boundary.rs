@@ -222,7 +222,7 @@ fn samples_of_every_value_sent_to_javascript() {
         "// Written by `cargo test -p atelier-agent --lib boundary` (src/boundary.rs): samples of every value the\n\
          // package sends to JavaScript, serialised by the Rust types, checked against the declarations.\n\
          import type {{\n  AgentEvent, AgentSettings, AppliedEdits, Artifact, ContinuityUpdate, Edit, EditsResponseFormat,\n  \
-         ManuscriptSection, Memory, PlotItem, Project, ProjectExport, ReviewPayload, Revision, RunResult, RunState,\n  \
+         ManuscriptSection, McpServerInfo, Memory, PlotItem, Project, ProjectExport, ReviewPayload, Revision, RunResult, RunState,\n  \
          SessionInfo, ToolInfo, TranscriptEntry, UndoneChange,\n}} from \"atelier-agent\";\n\n\
          type Omitted = {};\n{HELPERS}\n{}",
         omitted.join(" | "),

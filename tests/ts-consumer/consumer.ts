@@ -99,9 +99,9 @@ async function main(): Promise<void> {
   // The relayed MCP servers, with the fixed shape of DESIGN.md, and their switches.
   const servers: { name: string; status: string; tools: { name: string; description: string; readOnly: boolean; enabled: boolean }[] }[] =
     await agent.mcpServers();
-  const first = servers[0];
-  if (first !== undefined) {
-    await agent.updateSettings({ mcp: { [first.name]: { enabled: false }, other: { tools: { search: false } } } });
+  const relayed = servers[0];
+  if (relayed !== undefined) {
+    await agent.updateSettings({ mcp: { [relayed.name]: { enabled: false }, other: { tools: { search: false } } } });
   }
   const switched: boolean = agent.settings().mcp["notes"]?.enabled ?? true;
   const withoutMcp: Agent = await Agent.open({ proxyUrl: "/api", mcp: false });
