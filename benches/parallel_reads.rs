@@ -44,6 +44,7 @@ fn turn(width: usize) -> Duration {
         tools: ToolRegistry::standard(),
         settings: RefCell::new(settings),
         policy: None,
+        mcp: None,
     };
     let agent = Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())));
     let started = Instant::now();

@@ -119,6 +119,25 @@ fn samples_of_every_value_sent_to_javascript() {
     // The agent's values.
     s.add("ToolInfo[]", &ToolRegistry::standard().infos());
     s.add("AgentSettings", &AgentSettings::default());
+    let switched = AgentSettings::default().merged(&json!({ "mcp": { "notes": { "enabled": false } } })).unwrap();
+    s.add("AgentSettings", &switched);
+    let tool = crate::agent::McpToolInfo {
+        name: "get-sum".into(),
+        description: "Adds".into(),
+        read_only: true,
+        enabled: false,
+        agent_name: "mcp_everything_get-sum".into(),
+    };
+    let servers = [
+        crate::agent::McpServerInfo { name: "everything".into(), status: "ready", problem: None, tools: vec![tool] },
+        crate::agent::McpServerInfo {
+            name: "notes".into(),
+            status: "unreachable",
+            problem: Some("timeout".into()),
+            tools: vec![],
+        },
+    ];
+    s.add("McpServerInfo[]", &servers);
     let updated = crate::agent::continuity::Updated {
         project_id: project.id.clone(),
         section_id: chapter.id.clone(),
@@ -203,7 +222,7 @@ fn samples_of_every_value_sent_to_javascript() {
         "// Written by `cargo test -p atelier-agent --lib boundary` (src/boundary.rs): samples of every value the\n\
          // package sends to JavaScript, serialised by the Rust types, checked against the declarations.\n\
          import type {{\n  AgentEvent, AgentSettings, AppliedEdits, Artifact, ContinuityUpdate, Edit, EditsResponseFormat,\n  \
-         ManuscriptSection, Memory, PlotItem, Project, ProjectExport, ReviewPayload, Revision, RunResult, RunState,\n  \
+         ManuscriptSection, McpServerInfo, Memory, PlotItem, Project, ProjectExport, ReviewPayload, Revision, RunResult, RunState,\n  \
          SessionInfo, ToolInfo, TranscriptEntry, UndoneChange,\n}} from \"atelier-agent\";\n\n\
          type Omitted = {};\n{HELPERS}\n{}",
         omitted.join(" | "),

@@ -132,6 +132,27 @@ error_codes! {
         /// A tool failed without a more specific code (a host tool that threw;
         /// a failure recorded before calls had typed records).
         ToolFailed = "tool_failed",
+        /// The proxy relays no MCP server of that name (`ATELIER_MCP_SERVERS`).
+        McpServerNotFound = "mcp_server_not_found",
+        /// The proxy cannot reach the MCP server (down, refusing connections).
+        McpUnreachable = "mcp_unreachable",
+        /// The MCP server did not answer in time.
+        McpTimeout = "mcp_timeout",
+        /// The MCP server refused the proxy's credentials (`ATELIER_MCP_TOKEN_<NAME>`).
+        McpAuth = "mcp_auth",
+        /// The MCP server answered a redirect (the relay never follows one).
+        McpRedirect = "mcp_redirect",
+        /// The MCP server answered with an HTTP error.
+        McpHttp = "mcp_http",
+        /// The MCP server refused a request (a JSON-RPC error: unknown tool, invalid arguments).
+        McpRpc = "mcp_rpc",
+        /// The MCP server ended the session twice in a row.
+        McpSessionExpired = "mcp_session_expired",
+        /// The MCP tool ran and reported a failure (`isError`).
+        McpToolError = "mcp_tool_error",
+        /// The MCP tool is not offered now: its server does not answer, or the
+        /// person turned the server or the tool off.
+        McpUnavailable = "mcp_unavailable",
     }
 }
 

@@ -12,6 +12,7 @@ use crate::agent::delegate::DelegateError;
 use crate::error::ErrorCode;
 use crate::graph::{CheckpointError, GraphError};
 use crate::llm::LlmError;
+use crate::mcp::McpError;
 use crate::store::StoreError;
 
 fn every_store_error() -> Vec<StoreError> {
@@ -131,13 +132,47 @@ fn every_delegate_error() -> Vec<DelegateError> {
     ]
 }
 
+fn every_mcp_error() -> Vec<McpError> {
+    let s = String::new;
+    let relay = |kind: &str| McpError::Relay { status: 502, kind: kind.into(), message: s() };
+    vec![
+        relay("mcp_server_not_found"),
+        relay("mcp_unreachable"),
+        relay("mcp_timeout"),
+        relay("mcp_auth"),
+        relay("mcp_redirect"),
+        McpError::Http { status: 500, message: s() },
+        McpError::SessionExpired,
+        McpError::Rpc { code: -32602, message: s() },
+        McpError::Malformed(s()),
+        McpError::Network(s()),
+        McpError::Unavailable(s()),
+        McpError::Aborted,
+    ]
+}
+
+#[allow(dead_code)]
+fn exhaustive_mcp(e: McpError) {
+    match e {
+        McpError::Relay { .. }
+        | McpError::Http { .. }
+        | McpError::SessionExpired
+        | McpError::Rpc { .. }
+        | McpError::Malformed(_)
+        | McpError::Network(_)
+        | McpError::Unavailable(_)
+        | McpError::Aborted => {}
+    }
+}
+
 /// Codes the agent's own calls and nodes fail with (`busy`: the session
 /// runs elsewhere; `review_pending`: a new turn while a review waits;
 /// `tool_loop`: the loop guard ended the run; `not_running`: an
 /// interjection with no run to take it; `context_overflow`: a request over
 /// the window; `incomplete`: the completion rules; `invalid_state`: a review
 /// node with nothing to review), and `tool_failed` (a host tool that threw;
-/// a failure recorded before typed records).
+/// a failure recorded before typed records), and `mcp_tool_error` (an MCP
+/// tool's result that says it failed, `isError`).
 const AGENT_CODES: &[ErrorCode] = &[
     ErrorCode::Busy,
     ErrorCode::ReviewPending,
@@ -147,6 +182,7 @@ const AGENT_CODES: &[ErrorCode] = &[
     ErrorCode::Incomplete,
     ErrorCode::InvalidState,
     ErrorCode::ToolFailed,
+    ErrorCode::McpToolError,
 ];
 
 #[test]
@@ -156,6 +192,7 @@ fn every_code_of_the_list_is_one_an_error_can_carry() {
     produced.extend(every_llm_error().iter().map(LlmError::code));
     produced.extend(every_graph_error().iter().map(GraphError::code));
     produced.extend(every_delegate_error().iter().map(DelegateError::code));
+    produced.extend(every_mcp_error().iter().map(McpError::code));
     produced.extend(AGENT_CODES);
     let adit_errors = [
         crate::adit::apply_edits("a", &[crate::adit::Edit { search: "zz".into(), replace: String::new() }]),

@@ -455,6 +455,7 @@ fn agent_on(backend: Rc<IdbBackend>, model: ScriptedModel) -> Agent {
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
         policy: None,
+        mcp: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }
@@ -505,6 +506,7 @@ fn agent_with_pages(backend: Rc<IdbBackend>, model: ScriptedModel, pages: Vec<at
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
         policy: None,
+        mcp: None,
     };
     Agent::new(env, Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default())))
 }

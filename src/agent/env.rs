@@ -9,7 +9,9 @@ use std::rc::Rc;
 use super::consent::ApprovalPolicy;
 use super::events::Ctx;
 use super::settings::AgentSettings;
+use crate::cancel::CancelToken;
 use crate::llm::ChatModel;
+use crate::mcp::{McpServer, McpServers};
 use crate::store::Db;
 use crate::tools::{Bound, CallInfo, ToolContext, ToolEvent, ToolRegistry, WebTools};
 
@@ -26,6 +28,9 @@ pub struct AgentEnv {
     /// The host's approval policy (`AgentConfig.approve`), asked before
     /// every call (see `consent`).
     pub policy: Option<Rc<dyn ApprovalPolicy>>,
+    /// The MCP servers the proxy relays (`None`: `AgentConfig.mcp` is
+    /// false, and no server is contacted).
+    pub mcp: Option<Rc<McpServers>>,
 }
 
 impl AgentEnv {
@@ -50,6 +55,19 @@ impl AgentEnv {
             .get(tool)
             .copied()
             .unwrap_or_else(|| self.tools.get(tool).is_some_and(|t| t.about().approval))
+    }
+
+    /// Checks the relayed MCP servers (at most every [`crate::mcp::CHECK_TTL`],
+    /// or when one said its tools changed) and offers their tools through
+    /// the registry, as the settings switch them; the servers as checked.
+    /// Asked before a request that offers tools and before calls run: a
+    /// greeting contacts no server.
+    pub async fn offer_mcp_tools(&self, cancel: &CancelToken) -> Rc<Vec<McpServer>> {
+        let Some(servers) = &self.mcp else { return Rc::default() };
+        let checked = servers.check(&|name| self.settings.borrow().mcp_server_off(name), cancel).await;
+        let settings = self.settings.borrow();
+        self.tools.offer(crate::tools::mcp_tools(servers, &checked, &|s, t| settings.mcp_tool_off(s, t)));
+        checked
     }
 
     /// The context a call of the running node's session runs in.

@@ -15,7 +15,8 @@
 //! (a call resolved once, and its answer: words and record),
 //! [`execute`] (running a call exactly once, with receipts), [`legacy`]
 //! (checkpoints from before call records), `nodes/` (one node topic per
-//! file), `delegate/` (the `delegate` tool), and the rules: facts,
+//! file), `delegate/` (the `delegate` tool), [`servers`] (the relayed MCP
+//! servers as `mcpServers()` reports them), and the rules: facts,
 //! completion, loop guard, outbound, compression, continuity.
 
 mod call;
@@ -35,6 +36,7 @@ mod nodes;
 pub mod outbound;
 mod prompts;
 mod review;
+mod servers;
 mod settings;
 mod state;
 mod strategy;
@@ -55,7 +57,8 @@ pub use error::AgentError;
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
 pub use nodes::{fallback_strategy, render_call};
 pub use review::{Decision, PendingReview, ReviewPayload};
-pub use settings::{AgentSettings, CompressionSettings};
+pub use servers::{McpServerInfo, McpToolInfo};
+pub use settings::{AgentSettings, CompressionSettings, McpServerSettings};
 pub use state::{AgentState, AgentUpdate, Hold};
 pub use strategy::Strategy;
 pub use turn::{RunResult, RunStatus, SendOptions};
@@ -204,7 +207,13 @@ impl Agent {
             .map_err(|message| AgentError::new(ErrorCode::InvalidArgument, format!("settings: {message}")))?;
         let stored = serde_json::to_value(&settings).unwrap_or_default();
         self.env.db.set_setting("agent", stored).await?;
+        let servers_switched = self.env.settings.borrow().mcp != settings.mcp;
         *self.env.settings.borrow_mut() = settings.clone();
+        if let Some(servers) = self.env.mcp.as_ref().filter(|_| servers_switched) {
+            // A server turned on is contacted at the next check; a tool
+            // turned off leaves the next request's tools.
+            servers.stale();
+        }
         Ok(settings)
     }
 

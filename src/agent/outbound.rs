@@ -1,9 +1,9 @@
 //! The outbound rule: web content cannot make the agent send the person's
 //! data anywhere without their say.
 //!
-//! A run is *exposed* once web material is in its context: a search result
-//! or fetched page in the conversation, or an active artifact made of one
-//! (both are fenced, see [`crate::context::untrusted`]). In an exposed run,
+//! A run is *exposed* once web material is in its context: a search result,
+//! a fetched page or an MCP tool's result in the conversation, or an active
+//! artifact made of one (all are fenced, see [`crate::context::untrusted`]). In an exposed run,
 //! a call that reaches the network asks the person first (the same review
 //! dialog as an edit, with the full URL) when:
 //!
@@ -14,8 +14,11 @@
 //!   project (a run of [`WINDOW`] characters found in a chapter, a plot item
 //!   or a project description), whatever its source;
 //! * a query: it is longer than [`MAX_QUERY_CHARS`];
-//! * data (a tool that sends its arguments to a third party): always, with
-//!   what it carries and, when it does, that it carries project text.
+//! * data (a tool that sends its arguments to a third party, an MCP tool
+//!   that reaches beyond its server): always, with what it carries and,
+//!   when it does, that it carries project text;
+//! * data for a service the operator configured for its own data (an MCP
+//!   tool with `openWorldHint: false`): when it carries project text.
 //!
 //! What a call sends is the tool's own declaration ([`Tool::sends`], an
 //! [`Outbound`]), not its name: a tool that reaches the network is covered
@@ -107,6 +110,12 @@ pub async fn hold_reason(sends: Option<Outbound>, person: &[&str], links: &[Stri
                  {to}.{project}"
             ))
         }
+        Outbound::Configured { to, text } => carries_project_text(&text, db).await.then(|| {
+            format!(
+                "Quoted material is in this conversation, and this call sends text from your project, shown in full \
+                 below, to {to}."
+            )
+        }),
     }
 }
 

@@ -38,6 +38,27 @@ pub struct AgentSettings {
     /// Update a project's continuity notes after a run with an approved
     /// chapter edit.
     pub continuity_memory: bool,
+    /// The relayed MCP servers the person turned off, and their tools
+    /// (server name → its switches; a server not listed is on, with every
+    /// tool).
+    pub mcp: BTreeMap<String, McpServerSettings>,
+}
+
+/// The person's switches for one relayed MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct McpServerSettings {
+    /// Off: the server is not contacted and its tools are not offered.
+    pub enabled: bool,
+    /// Tools turned off (the server's tool name → offered?); a tool not
+    /// listed is on.
+    pub tools: BTreeMap<String, bool>,
+}
+
+impl Default for McpServerSettings {
+    fn default() -> McpServerSettings {
+        McpServerSettings { enabled: true, tools: BTreeMap::new() }
+    }
 }
 
 /// When and how much of the conversation the compression sub-agent
@@ -78,6 +99,7 @@ impl Default for AgentSettings {
             compression: CompressionSettings::default(),
             delegation_model: "sub".into(),
             continuity_memory: true,
+            mcp: BTreeMap::new(),
         }
     }
 }
@@ -105,6 +127,16 @@ impl AgentSettings {
             }
         }
         crate::json::from_value(merged).map_err(|e| e.to_string())
+    }
+
+    /// Whether the person turned relayed MCP server `server` off.
+    pub fn mcp_server_off(&self, server: &str) -> bool {
+        self.mcp.get(server).is_some_and(|s| !s.enabled)
+    }
+
+    /// Whether the person turned tool `tool` of MCP server `server` off.
+    pub fn mcp_tool_off(&self, server: &str, tool: &str) -> bool {
+        self.mcp.get(server).and_then(|s| s.tools.get(tool)) == Some(&false)
     }
 
     /// Stored settings, read leniently: a stored record from another version

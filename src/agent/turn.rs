@@ -281,7 +281,12 @@ impl Agent {
         let config = self.config(session_id, &options, &listener, &loaded);
         let outcome = match start {
             Start::Invoke(update) => self.graph.invoke(update, &config).await?,
-            Start::Resume(value) => self.graph.resume(value, &config).await?,
+            Start::Resume(value) => {
+                // The pending call may be an MCP server's (after a reload
+                // its tools are not known yet).
+                self.env.offer_mcp_tools(&options.cancel).await;
+                self.graph.resume(value, &config).await?
+            }
         };
         self.finished(session_id, Agent::result(outcome), &options).await
     }

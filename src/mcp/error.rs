@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::error::ErrorCode;
+
 /// `Result` of the MCP client.
 pub type Result<T> = std::result::Result<T, McpError>;
 
@@ -31,22 +33,34 @@ pub enum McpError {
     /// The proxy could not be reached.
     #[error("cannot reach the proxy: {0}")]
     Network(String),
+    /// The tool is not offered now (its server does not answer, or the
+    /// person turned it off): why, in the person's words.
+    #[error("{0}")]
+    Unavailable(String),
     /// The run was cancelled.
     #[error("aborted")]
     Aborted,
 }
 
 impl McpError {
-    /// Stable machine-readable code (the proxy's own for [`McpError::Relay`]).
-    pub fn code(&self) -> &str {
+    /// Stable machine-readable code (the proxy's own for [`McpError::Relay`],
+    /// when the list has it: its gate's other refusals are `bad_request`,
+    /// or `upstream_unavailable` for a 5xx).
+    pub fn code(&self) -> ErrorCode {
         match self {
-            McpError::Relay { kind, .. } => kind,
-            McpError::Http { .. } => "mcp_http",
-            McpError::SessionExpired => "mcp_session_expired",
-            McpError::Rpc { .. } => "mcp_rpc",
-            McpError::Malformed(_) => "malformed_response",
-            McpError::Network(_) => "upstream_unavailable",
-            McpError::Aborted => "aborted",
+            McpError::Relay { kind, status, .. } => match (ErrorCode::from_name(kind), kind.as_str()) {
+                (Some(code), _) => code,
+                (None, "unauthorized") => ErrorCode::Auth,
+                _ if *status >= 500 => ErrorCode::UpstreamUnavailable,
+                _ => ErrorCode::BadRequest,
+            },
+            McpError::Http { .. } => ErrorCode::McpHttp,
+            McpError::SessionExpired => ErrorCode::McpSessionExpired,
+            McpError::Rpc { .. } => ErrorCode::McpRpc,
+            McpError::Malformed(_) => ErrorCode::MalformedResponse,
+            McpError::Network(_) => ErrorCode::UpstreamUnavailable,
+            McpError::Unavailable(_) => ErrorCode::McpUnavailable,
+            McpError::Aborted => ErrorCode::Aborted,
         }
     }
 

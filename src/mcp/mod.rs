@@ -32,7 +32,7 @@ mod transport;
 mod relay;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
 

@@ -4,8 +4,8 @@
 //! [`CHECK_TTL`] unless a server said its tools changed or something asked
 //! for a new one ([`McpServers::stale`]). A server is offered only while
 //! it answers: one the proxy cannot reach, or that fails to list its tools
-//! within [`super::LIST_TIMEOUT`], has no tools until a later check finds
-//! it back. Servers the person turned off are not contacted at all.
+//! within [`super::LIST_TIMEOUT`], has its tools withdrawn until a later
+//! check finds it back. Servers the person turned off are not contacted at all.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -63,7 +63,8 @@ pub struct McpServer {
     pub status: ServerStatus,
     /// Why it is not ready, in the proxy's or the server's words.
     pub problem: Option<String>,
-    /// Its tools, in name order (those of the last answer when it is off).
+    /// Its tools, in name order: when it is not ready, those of its last
+    /// answer (not offered, but a call to one is answered with why).
     pub tools: Vec<McpTool>,
     pub client: Rc<McpClient>,
 }
@@ -116,16 +117,17 @@ impl McpServers {
                 Some(before) => before.client.clone(),
                 None => Rc::new(McpClient::new(self.relay.transport(&server.name))),
             };
+            let had = || before.map(|b| b.tools.clone()).unwrap_or_default();
             let (status, problem, tools) = if off(&server.name) {
-                (ServerStatus::Off, None, before.map(|b| b.tools.clone()).unwrap_or_default())
+                (ServerStatus::Off, None, had())
             } else if !server.reachable {
-                (ServerStatus::Unreachable, server.error, Vec::new())
+                (ServerStatus::Unreachable, server.error, had())
             } else {
                 match client.tools(cancel).await {
                     Ok(tools) => (ServerStatus::Ready, None, tools),
                     Err(McpError::Aborted) => return known,
-                    Err(e) if e.server_gone() => (ServerStatus::Unreachable, Some(e.to_string()), Vec::new()),
-                    Err(e) => (ServerStatus::Failing, Some(e.to_string()), Vec::new()),
+                    Err(e) if e.server_gone() => (ServerStatus::Unreachable, Some(e.to_string()), had()),
+                    Err(e) => (ServerStatus::Failing, Some(e.to_string()), had()),
                 }
             };
             servers.push(McpServer { name: server.name, status, problem, tools, client });

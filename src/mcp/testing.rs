@@ -155,3 +155,105 @@ pub(super) fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str
 pub(super) fn body(request: &HttpRequest) -> Value {
     serde_json::from_str(request.body.as_deref().unwrap_or("null")).unwrap()
 }
+
+/// A small MCP server in the process, for the agent's tests: it answers
+/// `initialize`, `tools/list` (its `tools`) and `tools/call` (with
+/// `answer`; a tool named `wait` answers only when cancelled), and records
+/// the calls and cancellations it receives. `down`: the proxy cannot
+/// reach it (its relay answers 502, its health says unreachable).
+pub(crate) struct ToyServer {
+    pub tools: Vec<Value>,
+    pub answer: Box<dyn Fn(&str, &Value) -> Value>,
+    /// Every `tools/call`: the tool and its arguments.
+    pub calls: RefCell<Vec<(String, Value)>>,
+    /// The ids of the requests `notifications/cancelled` named.
+    pub cancelled: RefCell<Vec<Value>>,
+    pub down: std::cell::Cell<bool>,
+}
+
+impl ToyServer {
+    /// A server of `tools` whose calls `answer` answers (a `tools/call` result).
+    pub fn new(tools: Value, answer: impl Fn(&str, &Value) -> Value + 'static) -> Rc<ToyServer> {
+        Rc::new(ToyServer {
+            tools: tools.as_array().cloned().unwrap_or_default(),
+            answer: Box::new(answer),
+            calls: RefCell::default(),
+            cancelled: RefCell::default(),
+            down: Default::default(),
+        })
+    }
+}
+
+struct ToyTransport(Rc<ToyServer>);
+
+#[async_trait(?Send)]
+impl McpTransport for ToyTransport {
+    async fn send(&self, request: HttpRequest, cancel: &CancelToken) -> Result<HttpAnswer> {
+        if cancel.is_cancelled() {
+            return Err(McpError::Aborted);
+        }
+        crate::platform::sleep(std::time::Duration::from_millis(1)).await;
+        let server = &self.0;
+        let answer = |status: u16, body: String, hang: bool| HttpAnswer {
+            status,
+            content_type: "application/json".into(),
+            session_id: Some("toy".into()),
+            body: Box::new(ScriptedBody {
+                chunks: [body.into_bytes()].into_iter().filter(|b| !b.is_empty()).collect(),
+                hang,
+                timeout: false,
+                cancel: cancel.clone(),
+            }),
+        };
+        if server.down.get() {
+            let body = r#"{"error":{"type":"mcp_unreachable","message":"connection refused"}}"#;
+            return Ok(answer(502, body.into(), false));
+        }
+        let message: Value = serde_json::from_str(request.body.as_deref().unwrap_or("null")).unwrap_or_default();
+        let params = &message["params"];
+        let result = match message["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({ "protocolVersion": PROTOCOL_VERSION, "capabilities": { "tools": {} },
+                                    "serverInfo": { "name": "toy", "version": "1" } }),
+            "notifications/cancelled" => {
+                server.cancelled.borrow_mut().push(params["requestId"].clone());
+                return Ok(answer(202, String::new(), false));
+            }
+            method if method.starts_with("notifications/") => return Ok(answer(202, String::new(), false)),
+            "tools/list" => json!({ "tools": server.tools }),
+            "tools/call" => {
+                let name = params["name"].as_str().unwrap_or_default().to_owned();
+                server.calls.borrow_mut().push((name.clone(), params["arguments"].clone()));
+                if name == "wait" {
+                    return Ok(answer(200, String::new(), true));
+                }
+                (server.answer)(&name, &params["arguments"])
+            }
+            _ => {
+                let error =
+                    json!({ "jsonrpc": "2.0", "id": message["id"], "error": { "code": -32601, "message": "no" } });
+                return Ok(answer(200, error.to_string(), false));
+            }
+        };
+        Ok(answer(200, json!({ "jsonrpc": "2.0", "id": message["id"], "result": result }).to_string(), false))
+    }
+}
+
+/// A proxy relaying toy servers by name.
+pub(crate) struct ToyRelay(pub Vec<(&'static str, Rc<ToyServer>)>);
+
+#[async_trait(?Send)]
+impl McpRelay for ToyRelay {
+    async fn servers(&self, _cancel: &CancelToken) -> Result<Vec<RelayedServer>> {
+        let listed = self.0.iter().map(|(name, server)| RelayedServer {
+            name: (*name).into(),
+            reachable: !server.down.get(),
+            error: server.down.get().then(|| "unreachable".into()),
+        });
+        Ok(listed.collect())
+    }
+
+    fn transport(&self, server: &str) -> Box<dyn McpTransport> {
+        let found = self.0.iter().find(|(name, _)| *name == server).map(|(_, s)| s.clone());
+        Box::new(ToyTransport(found.unwrap_or_else(|| ToyServer::new(json!([]), |_, _| json!({})))))
+    }
+}

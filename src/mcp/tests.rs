@@ -469,7 +469,9 @@ fn errors_say_whether_the_server_is_gone() {
         (504, r#"{"error":{"type":"mcp_timeout","message":"slow"}}"#, true, "mcp_timeout", true),
         (404, r#"{"error":{"type":"mcp_server_not_found","message":"x"}}"#, true, "mcp_server_not_found", true),
         (429, r#"{"error":{"type":"rate_limited","message":"slow down"}}"#, true, "rate_limited", false),
-        (401, r#"{"error":{"type":"unauthorized","message":"token"}}"#, false, "unauthorized", false),
+        (401, r#"{"error":{"type":"unauthorized","message":"token"}}"#, false, "auth", false),
+        (403, r#"{"error":{"type":"origin_not_allowed","message":"o"}}"#, false, "bad_request", false),
+        (502, r#"{"error":{"type":"mcp_auth","message":"t"}}"#, false, "mcp_auth", true),
         (
             404,
             r#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"}}"#,
@@ -482,7 +484,7 @@ fn errors_say_whether_the_server_is_gone() {
     ];
     for (status, body, had_session, code, gone) in cases {
         let error = McpError::from_http(*status, body, *had_session);
-        assert_eq!((error.code(), error.server_gone()), (*code, *gone), "{status} {body}");
+        assert_eq!((error.code().as_str(), error.server_gone()), (*code, *gone), "{status} {body}");
     }
 }
 
@@ -582,7 +584,7 @@ fn servers_are_checked_and_kept_briefly() {
     );
     block_on(third[0].client.call("search", &json!({}), &mut |_| {}, &cancel)).unwrap();
     let fourth = block_on(servers.check(&on, &cancel));
-    assert_eq!(statuses(&fourth), [("notes".into(), "unreachable", 0)]);
+    assert_eq!(statuses(&fourth), [("notes".into(), "unreachable", 1)], "the tool it had, withdrawn");
 
     // No proxy to ask: no servers; an aborted check keeps what it knew.
     servers.stale();

@@ -82,6 +82,7 @@ pub mod edit;
 mod fields;
 pub mod host;
 mod json_schema;
+mod mcp;
 mod memory;
 mod project;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -99,6 +100,7 @@ use serde_json::Value;
 
 pub use edit::{EditPlan, EditTarget};
 pub use fields::Fields;
+pub use mcp::{mcp_tools, McpAgentTool};
 pub(crate) use project::outline;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use proxy_web::ProxyWeb;
@@ -441,6 +443,11 @@ pub enum Outbound {
     /// The call's arguments go to a third party (`to`: who, in the
     /// person's words): `text` is what they carry.
     Data { to: String, text: String },
+    /// The call's arguments go to a service the operator configured for
+    /// its own data (an MCP server the proxy relays whose tool says it does
+    /// not reach beyond it, `openWorldHint: false`): held only when `text`
+    /// carries the person's project text.
+    Configured { to: String, text: String },
 }
 
 /// The line a kept tool result ends with: the artifact's id.
@@ -653,9 +660,12 @@ impl Bound {
     }
 }
 
-/// Every tool the agent has, by name.
+/// Every tool the agent has, by name: those registered for good (built-in,
+/// `delegate`, the host's) and those offered for a while (the tools of the
+/// MCP servers the last check found, see [`ToolRegistry::offer`]).
 pub struct ToolRegistry {
     tools: Vec<Rc<dyn AnyTool>>,
+    offered: std::cell::RefCell<Rc<Vec<Rc<dyn AnyTool>>>>,
 }
 
 impl ToolRegistry {
@@ -668,7 +678,17 @@ impl ToolRegistry {
         tools.extend(web::tools());
         tools.extend(utility::tools());
         tools.extend(artifact::tools());
-        ToolRegistry { tools }
+        ToolRegistry { tools, offered: Default::default() }
+    }
+
+    /// Replaces the tools offered for a while (every MCP server's, as the
+    /// last check found them) with `tools`; a name a tool registered for
+    /// good holds is skipped. A tool whose [`About::toolsets`] are
+    /// [`Toolsets::NONE`] is known (a call to it is answered, with its
+    /// error) but not offered to the model.
+    pub fn offer(&self, tools: Vec<Rc<dyn AnyTool>>) {
+        let tools = tools.into_iter().filter(|t| !self.tools.iter().any(|k| k.name() == t.name())).collect();
+        *self.offered.borrow_mut() = Rc::new(tools);
     }
 
     /// Adds a tool from outside the package (the host's, an MCP server's),
@@ -693,12 +713,16 @@ impl ToolRegistry {
         self.tools.push(tool);
     }
 
-    pub fn get(&self, name: &str) -> Option<&Rc<dyn AnyTool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    pub fn get(&self, name: &str) -> Option<Rc<dyn AnyTool>> {
+        let found = self.tools.iter().find(|t| t.name() == name);
+        found.cloned().or_else(|| self.offered.borrow().iter().find(|t| t.name() == name).cloned())
     }
 
-    pub fn all(&self) -> &[Rc<dyn AnyTool>] {
-        &self.tools
+    /// Every tool, those registered for good first.
+    pub fn all(&self) -> Vec<Rc<dyn AnyTool>> {
+        let mut all = self.tools.clone();
+        all.extend(self.offered.borrow().iter().cloned());
+        all
     }
 
     /// Binds a model's call to its tool and parsed arguments: the one place
@@ -719,7 +743,7 @@ impl ToolRegistry {
                 )
             })?
         };
-        tool.clone().bind(raw)
+        tool.bind(raw)
     }
 
     /// Whether a call of `name` delivers the turn's answer.
@@ -729,7 +753,7 @@ impl ToolRegistry {
 
     /// Every tool as the settings show it.
     pub fn infos(&self) -> Vec<ToolInfo> {
-        self.tools
+        self.all()
             .iter()
             .map(|t| {
                 let spec = t.spec();
@@ -747,7 +771,7 @@ impl ToolRegistry {
 
     /// Specs of the tools of `toolsets`, in registry order.
     pub fn specs(&self, toolsets: Toolsets) -> Vec<ToolSpec> {
-        self.tools.iter().filter(|t| t.about().toolsets.has(toolsets)).map(|t| t.spec()).collect()
+        self.all().iter().filter(|t| t.about().toolsets.has(toolsets)).map(|t| t.spec()).collect()
     }
 }
 

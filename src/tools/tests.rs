@@ -57,7 +57,7 @@ fn every_tool_has_an_object_schema_and_sensible_defaults() {
     // The schemas kept as text parse (`schema` would give null otherwise).
     let schemas = registry
         .all()
-        .iter()
+        .into_iter()
         .map(|t| t.spec().function.parameters)
         .chain([crate::agent::delegate::spec().function.parameters, crate::adit::edits_json_schema()]);
     for schema in schemas {

@@ -18,6 +18,7 @@ use crate::agent::{Agent, AgentEnv, AgentEvent, AgentSettings, Decision, SendOpt
 use crate::cancel::CancelToken;
 use crate::graph::PrunePolicy;
 use crate::llm::{ProxyConfig, ProxyModel, RetryPolicy};
+use crate::mcp::{McpServers, ProxyRelay};
 use crate::store::{schema, Db, IdbBackend, StoreCheckpointer};
 use crate::tools::{ProxyWeb, ToolRegistry};
 
@@ -51,9 +52,20 @@ export interface AgentConfig {
    * always reviewed, whatever this says.
    */
   approve?: (call: ToolCallInfo) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /**
+   * Offer the tools of the MCP servers the proxy relays (`ATELIER_MCP_SERVERS`) to the model (default true).
+   * False: no server is contacted.
+   */
+  mcp?: boolean;
 }
-/** A change of settings: the fields given replace the current ones (a partial `compression` changes only its fields). */
-export type SettingsPatch = Partial<Omit<AgentSettings, "compression">> & { compression?: Partial<CompressionSettings> };
+/**
+ * A change of settings: the fields given replace the current ones (a partial `compression` changes only its
+ * fields; `mcp`, when given, is the new map, each server's switches with their defaults).
+ */
+export type SettingsPatch = Partial<Omit<AgentSettings, "compression" | "mcp">> & {
+  compression?: Partial<CompressionSettings>;
+  mcp?: Record<string, Partial<McpServerSettings>>;
+};
 /** The agent's settings. */
 export interface AgentSettings {
   /** Model or proxy alias for answers and edits (default "main"). */
@@ -78,6 +90,38 @@ export interface AgentSettings {
   delegationModel: "sub" | "main";
   /** Update the project's continuity notes after a run with an approved chapter edit (default true). */
   continuityMemory: boolean;
+  /** The person's switches for the relayed MCP servers, by server name (a server not listed is on, with every tool). */
+  mcp: Record<string, McpServerSettings>;
+}
+/** The person's switches for one relayed MCP server. */
+export interface McpServerSettings {
+  /** Off: the server is not contacted and its tools are not offered (default true). */
+  enabled: boolean;
+  /** Tools by the server's name for them: false turns one off (not offered to the model). */
+  tools: Record<string, boolean>;
+}
+/** A relayed MCP server, as `mcpServers()` reports it. */
+export interface McpServerInfo {
+  /** Its name on the proxy (`/api/mcp/<name>`), the key of the `mcp` setting. */
+  name: string;
+  /** "off": turned off in the settings (not contacted); "error": it answered, but not with its tools. */
+  status: "ready" | "unreachable" | "error" | "off";
+  /** Why it is not ready, or null. */
+  problem: string | null;
+  /** Its tools in name order (when it is not ready, those it had: not offered). */
+  tools: McpToolInfo[];
+}
+/** A tool of a relayed MCP server. */
+export interface McpToolInfo {
+  /** The server's name for it, the key of `mcp[server].tools`. */
+  name: string;
+  description: string;
+  /** `readOnlyHint`: runs with the other reads of a step, no approval; otherwise it asks like an edit (unless `destructiveHint: false`). */
+  readOnly: boolean;
+  /** The person's switch for it. */
+  enabled: boolean;
+  /** The name the model calls it by (`mcp_<server>_<tool>`), the key of `approvals`. */
+  agentName: string;
 }
 /** Context compression: before a main-model call, the sub model summarises all but the newest steps. */
 export interface CompressionSettings {
@@ -189,6 +233,8 @@ struct Config {
     db_name: Option<String>,
     #[serde(default)]
     settings: Option<serde_json::Value>,
+    #[serde(default)]
+    mcp: Option<bool>,
 }
 
 /// The in-browser agent.
@@ -272,6 +318,11 @@ impl JsAgent {
                 client_token: config.client_token.clone(),
                 retry: RetryPolicy::default(),
             });
+            let mcp = (config.mcp != Some(false)).then(|| {
+                let relay =
+                    ProxyRelay { proxy_url: config.proxy_url.clone(), client_token: config.client_token.clone() };
+                Rc::new(McpServers::new(Box::new(relay)))
+            });
             let web = ProxyWeb { base_url: config.proxy_url, client_token: config.client_token };
             let env = AgentEnv {
                 scope: name.clone(),
@@ -281,6 +332,7 @@ impl JsAgent {
                 tools: ToolRegistry::standard(),
                 settings: RefCell::new(settings),
                 policy,
+                mcp,
             };
             let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
             let agent = Agent::with_tools(env, checkpointer, host_tools).map_err(error::agent)?;
@@ -404,6 +456,19 @@ impl JsAgent {
     #[wasm_bindgen(unchecked_return_type = "ToolInfo[]")]
     pub fn tools(&self) -> Result<JsValue, JsValue> {
         to_js(&self.agent.env().tools.infos())
+    }
+
+    /// The MCP servers the proxy relays: their status (checked again when
+    /// the last check is older than 30 s) and tools, with the person's
+    /// switches (none when opened with `mcp: false`).
+    ///
+    /// ```js
+    /// for (const server of await agent.mcpServers()) console.log(server.name, server.status, server.tools.length);
+    /// ```
+    #[wasm_bindgen(js_name = mcpServers, unchecked_return_type = "Promise<McpServerInfo[]>")]
+    pub fn mcp_servers(&self) -> Promise {
+        let agent = self.agent.clone();
+        future_to_promise(async move { to_js(&agent.mcp_servers().await) })
     }
 
     /// The current settings.

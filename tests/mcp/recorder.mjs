@@ -4,7 +4,8 @@
 // picks; prints {"port": N} once it listens.
 //
 //   POST/GET/DELETE /mcp   the MCP endpoint (sessions, as most servers have)
-//   GET  /__seen           [{method, path, headers, body}] of every /mcp request
+//   GET  /__seen           [{method, path, headers, body, at}] of every /mcp request
+//                          (at: when it arrived, ms since the epoch)
 //   POST /__reset          forgets them (and undoes the settings below)
 //   POST /__pages N        tools/list answers N tools a page (0: all at once)
 //   POST /__forget         forgets every session (their next request: 404)
@@ -169,7 +170,7 @@ const http = createServer(async (req, res) => {
   } catch {
     body = text;
   }
-  seen.push({ method: req.method, path: req.url, headers: req.headers, body });
+  seen.push({ method: req.method, path: req.url, headers: req.headers, body, at: Date.now() });
   // A cookie the relay must drop.
   res.setHeader("set-cookie", "recorder-session=1; HttpOnly");
   if (path !== "/mcp") {

@@ -119,6 +119,16 @@ async function main(): Promise<void> {
   const at: number | undefined = top?.start;
   const status: SearchStatus = agent.searchStatus();
   console.log(hits.complete, hits.pending, top?.kind, at, status.indexed, (await agent.search("x")).length);
+  // The relayed MCP servers, with the fixed shape of DESIGN.md, and their switches.
+  const servers: { name: string; status: string; tools: { name: string; description: string; readOnly: boolean; enabled: boolean }[] }[] =
+    await agent.mcpServers();
+  const relayed = servers[0];
+  if (relayed !== undefined) {
+    await agent.updateSettings({ mcp: { [relayed.name]: { enabled: false }, other: { tools: { search: false } } } });
+  }
+  const switched: boolean = agent.settings().mcp["notes"]?.enabled ?? true;
+  const withoutMcp: Agent = await Agent.open({ proxyUrl: "/api", mcp: false });
+  console.log(switched, withoutMcp);
 }
 
 void main();

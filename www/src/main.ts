@@ -77,6 +77,8 @@ const ui = {
   modelList: byId<HTMLDataListElement>("model-list"),
   modelSource: byId<HTMLParagraphElement>("model-source"),
   approvals: byId<HTMLFieldSetElement>("approvals"),
+  mcpServers: byId<HTMLFieldSetElement>("mcp-servers"),
+  mcpStatus: byId<HTMLParagraphElement>("mcp-status"),
   settingsStatus: byId<HTMLSpanElement>("settings-status"),
   saveSettings: byId<HTMLButtonElement>("save-settings"),
 };
@@ -712,6 +714,59 @@ function showApprovals(): void {
   ui.approvals.replaceChildren(ui.approvals.querySelector("legend") ?? document.createElement("legend"), ...parts);
 }
 
+const MCP_STATUS = { ready: "ready", unreachable: "not answering", error: "answers with an error", off: "off" } as const;
+
+/**
+ * The MCP servers the proxy relays: one switch per server and per tool.
+ * A switch takes effect at once (the tools leave or join the next request).
+ */
+async function showMcpServers(): Promise<void> {
+  const servers = await agent.mcpServers();
+  const parts: HTMLElement[] = [];
+  for (const server of servers) {
+    const heading = document.createElement("label");
+    heading.className = "toggle server";
+    const on = document.createElement("input");
+    on.type = "checkbox";
+    on.dataset.server = server.name;
+    on.checked = server.status !== "off";
+    const status = document.createElement("span");
+    status.className = "status";
+    status.textContent = ` — ${MCP_STATUS[server.status]}${server.problem ? ` (${server.problem})` : ""}`;
+    heading.append(on, ` ${server.name}`, status);
+    const list = document.createElement("div");
+    list.className = "tools";
+    for (const tool of server.tools) {
+      const label = document.createElement("label");
+      label.className = "toggle";
+      label.title = `${tool.description}${tool.readOnly ? " (reads only)" : " (asks first: it can change things)"}`;
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.dataset.server = server.name;
+      box.dataset.tool = tool.name;
+      box.checked = tool.enabled;
+      box.disabled = server.status === "off";
+      label.append(box, ` ${tool.name}`);
+      list.append(label);
+    }
+    parts.push(heading, list);
+  }
+  ui.mcpStatus.hidden = servers.length > 0;
+  ui.mcpServers.replaceChildren(ui.mcpServers.querySelector("legend") ?? document.createElement("legend"), ui.mcpStatus, ...parts);
+}
+
+/** Stores the MCP switches as the section shows them, then shows the servers again. */
+async function saveMcpSwitches(): Promise<void> {
+  const mcp: Record<string, { enabled: boolean; tools: Record<string, boolean> }> = {};
+  for (const box of ui.mcpServers.querySelectorAll<HTMLInputElement>("input[data-server]")) {
+    const server = (mcp[box.dataset.server ?? ""] ??= { enabled: true, tools: {} });
+    if (box.dataset.tool === undefined) server.enabled = box.checked;
+    else if (!box.checked) server.tools[box.dataset.tool] = false;
+  }
+  await agent.updateSettings({ mcp });
+  await showMcpServers();
+}
+
 async function main(): Promise<void> {
   setupPlayground(byId);
   await init();
@@ -728,6 +783,10 @@ async function main(): Promise<void> {
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showApprovals();
   showStatus();
+  ui.mcpServers.addEventListener("change", () => void saveMcpSwitches().catch((e: unknown) => showBanner(errorText(e))));
+  byId<HTMLDetailsElement>("settings").addEventListener("toggle", (event) => {
+    if ((event.target as HTMLDetailsElement).open) void showMcpServers().catch((e: unknown) => showBanner(errorText(e)));
+  });
   await switchSession(session);
   await refreshProjects();
   void checkProxy();

@@ -211,7 +211,13 @@ impl RequestParts {
         if state.used_tools() {
             tail.push(prompts::ANSWER_RULES.to_owned());
         }
-        let tools = if with_tools { env.tools.specs(strategy.toolsets()) } else { Vec::new() };
+        let tools = if with_tools {
+            // The relayed MCP servers' tools join while their servers answer.
+            env.offer_mcp_tools(&ctx.cancel).await;
+            env.tools.specs(strategy.toolsets())
+        } else {
+            Vec::new()
+        };
         RequestParts {
             system: prompts::system(strategy),
             tools,

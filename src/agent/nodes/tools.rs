@@ -125,6 +125,8 @@ impl Node<AgentState> for Tools {
     async fn run(&self, state: &AgentState, ctx: &mut Ctx<'_>) -> Result<AgentUpdate, NodeError> {
         let env = &self.0;
         ctx.phase(Phase::Researching);
+        // A resumed run (after a reload) reaches its MCP calls from here.
+        env.offer_mcp_tools(&ctx.cancel).await;
         let mut calls: Vec<Call> = state.pending_calls().into_iter().map(|c| env.resolve(state, c)).collect();
         // Calls of this step that ran before a crash are not run again.
         let receipts = env

@@ -97,7 +97,7 @@ fn mailer(log: &Log) -> Rc<dyn AnyTool> {
 }
 
 fn host_harness(steps: Vec<Step>, added: Vec<Rc<dyn AnyTool>>) -> Harness {
-    harness_with(Rc::new(MemoryBackend::new()), steps, added, None)
+    harness_with(Rc::new(MemoryBackend::new()), steps, added, None, None)
 }
 
 fn routed() -> Step {
@@ -167,7 +167,7 @@ fn a_host_tool_with_effects_is_reviewed_rejected_approved_and_approved_after_a_r
     let log = Log::default();
     let backend = Rc::new(MemoryBackend::new());
     let mail = || calls(&[("send_mail", json!({"q": "hello"}))]);
-    let h = harness_with(backend.clone(), vec![routed(), mail(), answer("Not sent.")], vec![mailer(&log)], None);
+    let h = harness_with(backend.clone(), vec![routed(), mail(), answer("Not sent.")], vec![mailer(&log)], None, None);
     let paused = block_on(h.agent.send("s1", "Mail hello", agent_on())).unwrap();
     assert_eq!(paused.status, RunStatus::Interrupted);
     assert_eq!(paused.review.unwrap().tool, "send_mail");
@@ -188,12 +188,12 @@ fn a_host_tool_with_effects_is_reviewed_rejected_approved_and_approved_after_a_r
     // the approval runs the call once.
     play(&h, vec![routed(), mail()]);
     block_on(h.agent.send("s1", "And once more", agent_on())).unwrap();
-    let without = harness_with(backend.clone(), vec![], vec![], None);
+    let without = harness_with(backend.clone(), vec![], vec![], None, None);
     let err = block_on(without.agent.resume("s1", Decision::approve(), agent_on())).unwrap_err();
     assert_eq!(err.code, "not_found");
     assert!(err.message.contains("send_mail is not one of this Agent's tools"), "{}", err.message);
     assert!(block_on(without.agent.pending_review("s1")).unwrap().is_some(), "the review stays");
-    let reopened = harness_with(backend, vec![answer("Sent again.")], vec![mailer(&log)], None);
+    let reopened = harness_with(backend, vec![answer("Sent again.")], vec![mailer(&log)], None, None);
     let done = block_on(reopened.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
     assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
     assert_eq!(log.borrow().len(), 4, "run exactly once more");
@@ -255,7 +255,7 @@ fn with_policy(
     answer: fn(&str) -> Result<Verdict, String>,
 ) -> (Harness, Rc<Policy>) {
     let policy = Rc::new(Policy { answer, asked: RefCell::new(Vec::new()) });
-    let h = harness_with(Rc::new(MemoryBackend::new()), steps, added, Some(policy.clone()));
+    let h = harness_with(Rc::new(MemoryBackend::new()), steps, added, Some(policy.clone()), None);
     (h, policy)
 }
 
@@ -426,6 +426,7 @@ fn harness_with_result(added: Vec<Rc<dyn AnyTool>>) -> Result<Agent, AgentError>
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
         policy: None,
+        mcp: None,
     };
     let cp = Rc::new(StoreCheckpointer::new(Rc::new(MemoryBackend::new()), PrunePolicy::default()));
     Agent::with_tools(env, cp, added)

@@ -27,15 +27,17 @@ fn harness(steps: Vec<Step>) -> Harness {
 }
 
 fn harness_on(backend: Rc<MemoryBackend>, steps: Vec<Step>) -> Harness {
-    harness_with(backend, steps, Vec::new(), None)
+    harness_with(backend, steps, Vec::new(), None, None)
 }
 
-/// A harness whose agent also has `added` tools and the host's `policy`.
+/// A harness whose agent also has `added` tools, the host's `policy` and
+/// the MCP servers of `mcp`.
 fn harness_with(
     backend: Rc<MemoryBackend>,
     steps: Vec<Step>,
     added: Vec<Rc<dyn crate::tools::AnyTool>>,
     policy: Option<Rc<dyn ApprovalPolicy>>,
+    mcp: Option<Rc<crate::mcp::McpServers>>,
 ) -> Harness {
     let db = Db::new(backend.clone());
     let model = Rc::new(ScriptedModel::new(steps));
@@ -53,6 +55,7 @@ fn harness_with(
         tools: ToolRegistry::standard(),
         settings: RefCell::new(AgentSettings::default()),
         policy,
+        mcp,
     };
     let checkpointer = Rc::new(StoreCheckpointer::new(backend.clone(), PrunePolicy::default()));
     let agent = Agent::with_tools(env, checkpointer, added).expect("the added tools are valid");
@@ -1199,4 +1202,5 @@ mod delegate;
 mod facts;
 mod host;
 mod long_session;
+mod mcp;
 mod records;
