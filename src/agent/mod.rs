@@ -53,7 +53,7 @@ pub use error::AgentError;
 pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
 pub use nodes::{fallback_strategy, render_call};
 pub use review::{Decision, PendingReview, ReviewPayload};
-pub use settings::{AgentSettings, CompressionSettings};
+pub use settings::{AgentSettings, CompressionSettings, WindowSource, DEFAULT_WINDOW};
 pub use state::{AgentState, AgentUpdate, Hold};
 pub use strategy::Strategy;
 pub use turn::{RunResult, RunStatus, SendOptions};
