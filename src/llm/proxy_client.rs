@@ -170,12 +170,10 @@ impl ChatModel for ProxyModel {
         let sink = RefCell::new(on_delta);
         // A refusal a changed layout answers is learned and the request sent
         // again in it (at most once per kind of refusal and model).
+        let mut request = request;
         let (outcome, prefilled) = loop {
-            let body = self
-                .learned
-                .adapt(request.clone())
-                .wire_body()
-                .map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
+            self.learned.adapt(&mut request);
+            let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
             match with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler(), &sink, cancel)).await {
                 Err(e) if self.learned.learn(&model, &e) => continue,
                 done => break done?,
@@ -194,7 +192,9 @@ impl ChatModel for ProxyModel {
         if let Some(token) = &self.config.client_token {
             request = request.header("authorization", &format!("Bearer {token}"));
         }
-        let health: serde_json::Value = serde_json::from_str(&request.send().await.ok()?.text().await.ok()?).ok()?;
+        let response = send(request.build().ok()?, &CancelToken::new()).await.ok()?;
+        let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
+        let health: serde_json::Value = serde_json::from_str(&text).ok()?;
         let models = &health["chat"]["upstream"]["models"];
         let info = match models.get(model) {
             Some(info) if model == "main" || model == "sub" => info,

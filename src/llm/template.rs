@@ -265,15 +265,15 @@ pub fn alternate(messages: Vec<Message>) -> Vec<Message> {
 pub struct Learned(std::cell::RefCell<Vec<(String, super::Refusal)>>);
 
 impl Learned {
-    /// `request` laid out as what was learned of its model requires.
-    pub fn adapt(&self, mut request: super::ChatRequest) -> super::ChatRequest {
+    /// Lays `request` out as what was learned of its model requires (again
+    /// on the same request: no change).
+    pub fn adapt(&self, request: &mut super::ChatRequest) {
         for (_, refusal) in self.0.borrow().iter().filter(|(m, _)| *m == request.model) {
             match refusal {
                 super::Refusal::SystemRole => request.messages = fold_system(std::mem::take(&mut request.messages)),
                 _ => request.echo_reasoning = true,
             }
         }
-        request
     }
 
     /// Keeps what `error` says `model` cannot take, when a changed layout
@@ -460,16 +460,21 @@ mod family_tests {
             r.messages.push(calls(&["aaaaaaaa1"]));
             r
         };
-        assert_eq!(learned.adapt(request()), request(), "nothing learned, nothing changed");
+        let adapt = |mut r: crate::llm::ChatRequest| {
+            learned.adapt(&mut r);
+            r
+        };
+        assert_eq!(adapt(request()), request(), "nothing learned, nothing changed");
         let no_system = LlmError::from_http(400, r#"{"error":{"message":"System role not supported"}}"#, None);
         assert!(learned.learn("gemma", &no_system));
         assert!(!learned.learn("gemma", &no_system), "learned once: the same refusal again is an error to show");
-        let adapted = learned.adapt(request());
+        let adapted = adapt(request());
         assert_eq!(adapted.messages[0], Message::user("Rules.\n\nHi"));
+        assert_eq!(adapt(adapted.clone()), adapted, "adapting again changes nothing");
         assert!(!adapted.echo_reasoning);
         let mut other = request();
         other.model = "qwen".into();
-        assert_eq!(learned.adapt(other.clone()), other, "kept per model");
+        assert_eq!(adapt(other.clone()), other, "kept per model");
         let reasoning = LlmError::from_http(
             400,
             r#"{"error":{"message":"The `reasoning_content` in the thinking mode must be passed back to the API."}}"#,
@@ -478,7 +483,7 @@ mod family_tests {
         assert!(learned.learn("deepseek", &reasoning));
         let mut deepseek = request();
         deepseek.model = "deepseek".into();
-        let adapted = learned.adapt(deepseek);
+        let adapted = adapt(deepseek);
         assert!(adapted.echo_reasoning && adapted.messages[0] == Message::system("Rules."));
         let other_error = LlmError::from_http(400, r#"{"error":{"message":"temperature must be at most 2"}}"#, None);
         assert!(!learned.learn("gemma", &other_error));
