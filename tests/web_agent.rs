@@ -552,3 +552,106 @@ async fn search_through_the_js_api_answers_js_objects_and_checks_its_options() {
     assert_eq!(prop(&status, "complete").as_bool(), Some(true));
     assert!(prop(&status, "longestSliceMs").as_f64().is_some());
 }
+
+/// Issue 24: a whole research turn (two searches asked at once) and its
+/// follow-up through the `Agent` for each dialect the fake upstream speaks,
+/// through the real proxy: the fake holds every request to the dialect's
+/// template family (Mistral's for `mistral`; Gemma 3's and Gemma 2's asked
+/// for below), DeepSeek refuses a tool-call turn without its reasoning, and
+/// Gemma 2 any system message: both learned from the refusal and sent again.
+/// Reasoning is shown as a thought, never as the answer.
+#[wasm_bindgen_test]
+async fn every_dialect_runs_a_research_turn_and_a_follow_up_through_the_agent() {
+    let cases = [
+        ("openai", None),
+        ("ollama-v1", None),
+        ("gemini", None),
+        ("deepseek", None),
+        ("mistral", None),
+        ("think", None),
+        ("think-close", None),
+        ("object-args", None),
+        ("openrouter", None),
+        ("llamacpp", None),
+        ("vllm", None),
+        ("azure", None),
+        ("framing", None),
+        ("openai", Some("gemma3")),
+        ("openai", Some("gemma2")),
+    ];
+    let router = |why: &str| json!({ "type": "text", "text": format!("{{\"strategy\":\"general_agent\",\"reasoning\":\"{why}\"}}") });
+    for (dialect, template) in cases {
+        let name = format!("{dialect}/{}", template.unwrap_or("its own"));
+        control("/__reset", json!({})).await;
+        let mut script = json!({ "dialect": dialect, "chat": [
+            router("research"),
+            { "type": "tool_calls", "reasoning": "Two searches at once.", "calls": [
+                { "name": "web_search", "arguments": { "query": "Rust 2024 edition" } },
+                { "name": "web_search", "arguments": { "query": "Rust 1.85 release" } } ] },
+            { "type": "text", "text": "{\"query\":\"Rust 2024 edition release\",\"reason\":\"merged\"}" },
+            { "type": "text", "text": "It shipped with Rust 1.85 [^1].", "reasoning": "The search says so." },
+            router("follow-up"),
+            { "type": "text", "text": "It was February 2025.", "reasoning": "From the same source." }
+        ] });
+        if let Some(template) = template {
+            script["template"] = json!(template);
+        }
+        control("/__script", script).await;
+        let agent = open(&format!("dialect-{}", random_id())).await;
+        let events = Array::new();
+        let sink = events.clone();
+        let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+            sink.push(&e);
+        });
+        let opts = options(true);
+        Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<Function>()).unwrap();
+        let first = JsFuture::from(agent.send("s".into(), "When did the Rust 2024 edition ship? Search.".into(), opts))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(prop(&first, "status").as_string().as_deref(), Some("completed"), "{name}");
+        let content = prop(&first, "content").as_string().unwrap();
+        assert!(content.contains("It shipped with Rust 1.85"), "{name}: {content}");
+        assert!(!content.contains("<think>") && !content.contains("</think>"), "{name}: {content}");
+        let next = JsFuture::from(agent.send("s".into(), "And the month?".into(), options(true)))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: the follow-up: {e:?}"));
+        assert_eq!(prop(&next, "status").as_string().as_deref(), Some("completed"), "{name}");
+        let answer = prop(&next, "content").as_string().unwrap();
+        assert!(answer.contains("It was February 2025."), "{name}: {answer}");
+        let log = control("/__log", json!({})).await;
+        let chats: Vec<&Value> =
+            log["requests"].as_array().unwrap().iter().filter(|r| r["path"] != "/search").collect();
+        // The two calls stayed two, in one assistant message, in every later request.
+        let last = &chats.last().unwrap()["body"]["messages"];
+        let with_calls: Vec<&Value> = last.as_array().unwrap().iter().filter(|m| m["tool_calls"].is_array()).collect();
+        assert_eq!(with_calls.len(), 1, "{name}: {last}");
+        assert_eq!(with_calls[0]["tool_calls"].as_array().unwrap().len(), 2, "{name}: never merged");
+        let names: Vec<&str> = with_calls[0]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["web_search", "web_search"], "{name}");
+        if dialect == "deepseek" {
+            assert!(with_calls[0]["reasoning_content"].is_string(), "{name}: the reasoning went back");
+        } else {
+            assert!(with_calls[0].get("reasoning_content").is_none(), "{name}: never where not asked");
+        }
+        if template == Some("gemma2") {
+            assert!(last.as_array().unwrap().iter().all(|m| m["role"] != "system"), "{name}: {last}");
+        }
+        let reasoned = !matches!(dialect, "openai" | "gemini" | "mistral" | "object-args" | "azure" | "framing");
+        if reasoned {
+            let live: String = events
+                .iter()
+                .filter(|e| prop(e, "type").as_string().as_deref() == Some("content"))
+                .map(|e| prop(&e, "text").as_string().unwrap())
+                .collect();
+            assert!(live.contains("```thought\n"), "{name}: the reasoning is a thought block: {live}");
+            let sent = last.to_string();
+            assert!(!sent.contains("The search says so"), "{name}: reasoning never in the answer sent back");
+        }
+        drop(on_event);
+    }
+}

@@ -58,7 +58,7 @@ pub use events::{AgentEvent, ArtifactChange, EventListener, Info, Phase, Rule};
 pub use nodes::{fallback_strategy, render_call};
 pub use review::{Decision, PendingReview, ReviewPayload};
 pub use servers::{McpServerInfo, McpToolInfo};
-pub use settings::{AgentSettings, CompressionSettings, McpServerSettings};
+pub use settings::{AgentSettings, CompressionSettings, McpServerSettings, WindowSource, DEFAULT_WINDOW};
 pub use state::{AgentState, AgentUpdate, Hold};
 pub use strategy::Strategy;
 pub use turn::{RunResult, RunStatus, SendOptions};

@@ -29,8 +29,12 @@ pub struct AgentSettings {
     /// after another, for a search API that limits concurrent requests).
     pub parallel_reads: usize,
     /// The main model's context window in tokens: a request estimated above
-    /// it is not sent (code `context_overflow`).
+    /// it is not sent (code `context_overflow`). Set as a number by the
+    /// person, or `"auto"`: the window the proxy reports for the main model
+    /// (what its server really processes), else 32,768.
     pub context_window: usize,
+    /// Where `context_window` comes from.
+    pub context_window_source: WindowSource,
     /// When the conversation is summarised to fit the window (seed 001).
     pub compression: CompressionSettings,
     /// The model a `delegate` child runs on: "sub" (default) or "main".
@@ -60,6 +64,19 @@ impl Default for McpServerSettings {
         McpServerSettings { enabled: true, tools: BTreeMap::new() }
     }
 }
+
+/// Where the context window comes from: the proxy's facts about the model
+/// (`"auto"`, the default) or the person's number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowSource {
+    #[default]
+    Auto,
+    Person,
+}
+
+/// The window assumed while the proxy has not said (or cannot).
+pub const DEFAULT_WINDOW: usize = 32_768;
 
 /// When and how much of the conversation the compression sub-agent
 /// summarises. Ratios are of `contextWindow`.
@@ -95,7 +112,8 @@ impl Default for AgentSettings {
             recursion_limit: 40,
             page_chars: 60_000,
             parallel_reads: 4,
-            context_window: 32_768,
+            context_window: DEFAULT_WINDOW,
+            context_window_source: WindowSource::Auto,
             compression: CompressionSettings::default(),
             delegation_model: "sub".into(),
             continuity_memory: true,
@@ -115,8 +133,23 @@ impl AgentSettings {
         };
         let mut merged = serde_json::to_value(self).map_err(|e| e.to_string())?;
         if let Some(base) = merged.as_object_mut() {
+            // `contextWindow: "auto"` follows the proxy (the number stays the
+            // one last learned until the next turn asks); a number is the
+            // person's, unless the patch says otherwise.
+            let source = match fields.get("contextWindow") {
+                Some(Value::String(auto)) if auto == "auto" => Some("auto"),
+                Some(_) => Some("person"),
+                None => None,
+            };
+            if let Some(source) = source {
+                base.insert("contextWindowSource".into(), source.into());
+                if source == "auto" && self.context_window_source == WindowSource::Person {
+                    base.insert("contextWindow".into(), DEFAULT_WINDOW.into());
+                }
+            }
             for (k, v) in fields {
                 match (k.as_str(), base.get_mut(k), v) {
+                    ("contextWindow", _, Value::String(auto)) if auto == "auto" => {}
                     ("compression", Some(Value::Object(old)), Value::Object(new)) => {
                         old.extend(new.iter().map(|(k, v)| (k.clone(), v.clone())));
                     }
@@ -144,8 +177,50 @@ impl AgentSettings {
     pub fn from_stored(stored: Option<Value>) -> AgentSettings {
         let defaults = AgentSettings::default();
         match stored {
-            Some(value) => defaults.merged(&value).unwrap_or(defaults),
+            Some(mut value) => {
+                // Stored before the window could be "auto": the old default
+                // was never the person's choice.
+                if let Some(fields) = value.as_object_mut().filter(|f| !f.contains_key("contextWindowSource")) {
+                    let person = fields.get("contextWindow").is_some_and(|w| *w != DEFAULT_WINDOW);
+                    fields.insert("contextWindowSource".into(), if person { "person" } else { "auto" }.into());
+                }
+                defaults.merged(&value).unwrap_or(defaults)
+            }
             None => defaults,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_context_window_is_auto_until_the_person_gives_a_number() {
+        let defaults = AgentSettings::default();
+        assert_eq!((defaults.context_window, defaults.context_window_source), (DEFAULT_WINDOW, WindowSource::Auto));
+        let shown = serde_json::to_value(&defaults).unwrap();
+        assert_eq!(
+            (shown["contextWindow"].clone(), shown["contextWindowSource"].clone()),
+            (json!(32768), json!("auto"))
+        );
+        let person = defaults.merged(&json!({"contextWindow": 8192})).unwrap();
+        assert_eq!((person.context_window, person.context_window_source), (8192, WindowSource::Person));
+        let back = person.merged(&json!({"contextWindow": "auto"})).unwrap();
+        assert_eq!((back.context_window, back.context_window_source), (DEFAULT_WINDOW, WindowSource::Auto));
+        let mut learned = back.clone();
+        learned.context_window = 4096;
+        let again = learned.merged(&json!({"contextWindow": "auto"})).unwrap();
+        assert_eq!(again.context_window, 4096, "auto again keeps what the proxy said");
+        assert!(defaults.merged(&json!({"contextWindow": "big"})).is_err());
+        // Stored settings: a new record reads back as it was; an old one
+        // (no source) is auto at the old default, the person's otherwise.
+        let stored = serde_json::to_value(&learned).unwrap();
+        assert_eq!(AgentSettings::from_stored(Some(stored)), learned);
+        let old = AgentSettings::from_stored(Some(json!({"contextWindow": 32768})));
+        assert_eq!(old.context_window_source, WindowSource::Auto);
+        let old = AgentSettings::from_stored(Some(json!({"contextWindow": 16384})));
+        assert_eq!((old.context_window, old.context_window_source), (16384, WindowSource::Person));
     }
 }

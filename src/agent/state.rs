@@ -55,7 +55,21 @@ crate::graph_state! {
         set compaction: Option<Compaction>,
         /// Main-model calls since the last compression (the session's).
         set calls_since_compaction: u32,
+        /// The dynamic context (artifact index, status, answer rules) each
+        /// request added to its last message, kept with that message so the
+        /// next request re-sends it as sent and extends the one before.
+        append tails: Vec<Tail>,
     }
+}
+
+/// The dynamic context a request added at the end of message `at` (the
+/// person's message, or the last tool result: never a `user` message after
+/// tool results, which strict chat templates refuse).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tail {
+    pub at: usize,
+    /// Its parts, each under its `## ` heading.
+    pub parts: Vec<String>,
 }
 
 impl AgentState {

@@ -157,6 +157,7 @@ impl Agent {
                 });
             }
         }
+        self.learn_window().await;
         let turn_start = answers.push_message(Message::user(input));
         let update = AgentUpdate {
             messages: answers.messages,
@@ -174,6 +175,22 @@ impl Agent {
             warn(&options, format!("the message was not added to the session's transcript: {e}"));
         }
         self.run(session_id, Start::Invoke(update), options).await
+    }
+
+    /// With `contextWindow: "auto"`, the window the proxy reports for the
+    /// main model (what its server really processes: Ollama's `num_ctx`,
+    /// llama.cpp's slot size...), asked at each turn's start; kept as it was
+    /// when the proxy cannot tell.
+    async fn learn_window(&self) {
+        let (source, model) = {
+            let settings = self.env.settings.borrow();
+            (settings.context_window_source, settings.main_model.clone())
+        };
+        if source == super::WindowSource::Auto {
+            if let Some(window) = self.env.model.context_window(&model).await.filter(|w| *w >= 512) {
+                self.env.settings.borrow_mut().context_window = window;
+            }
+        }
     }
 
     /// Records a finished run (its checkpoints are durable now, so its

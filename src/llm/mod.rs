@@ -36,7 +36,7 @@ pub use sse::{EventTooLarge, SseDecoder, SseEvent, MAX_EVENT_BYTES};
 pub use stream::{parse_completion, parse_completion_with, StreamAssembler};
 pub use structured::{ask_structured, extract_json, Structured, StructuredPath};
 pub use template::{
-    add_user_text, alternate, fold_system, is_nine_char_id, template_violation, TemplateFamily, TemplateRule,
+    add_user_text, alternate, fold_system, is_nine_char_id, template_violation, Learned, TemplateFamily, TemplateRule,
     TEMPLATE_FAMILIES,
 };
 pub use text_calls::{split_text_calls, TextCallFilter};

@@ -22,4 +22,12 @@ pub trait ChatModel {
         on_delta: &mut dyn FnMut(Delta),
         cancel: &CancelToken,
     ) -> Result<ChatOutcome>;
+
+    /// Tokens of context the server really processes for `model` (an
+    /// alias or a name), where it can tell (the proxy's `/api/health`, from
+    /// Ollama's `num_ctx`, llama.cpp's `/props`, LM Studio's and vLLM's
+    /// listings); `None` when it cannot.
+    async fn context_window(&self, _model: &str) -> Option<usize> {
+        None
+    }
 }

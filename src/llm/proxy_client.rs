@@ -21,6 +21,7 @@ use super::model::ChatModel;
 use super::retry::{with_retries, AttemptError, RetryPolicy};
 use super::sse::SseDecoder;
 use super::stream::{parse_completion_with, StreamAssembler};
+use super::template::Learned;
 use super::types::{ChatOutcome, ChatRequest, Delta};
 use crate::cancel::CancelToken;
 
@@ -40,11 +41,14 @@ pub struct ProxyModel {
     /// Models seen to close a think block their server opened in the
     /// prompt: their answers are read as reasoning until `</think>`.
     prefilled_think: RefCell<Vec<String>>,
+    /// What servers refused of each model (the system role, a tool-call
+    /// turn without its reasoning), learned once.
+    learned: Learned,
 }
 
 impl ProxyModel {
     pub fn new(config: ProxyConfig) -> ProxyModel {
-        ProxyModel { config, prefilled_think: RefCell::default() }
+        ProxyModel { config, prefilled_think: RefCell::default(), learned: Learned::default() }
     }
 
     fn url(&self, path: &str) -> String {
@@ -163,14 +167,40 @@ impl ChatModel for ProxyModel {
             }
         };
         let model = request.model.clone();
-        let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
         let sink = RefCell::new(on_delta);
-        let (outcome, prefilled) =
-            with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler(), &sink, cancel)).await?;
+        // A refusal a changed layout answers is learned and the request sent
+        // again in it (at most once per kind of refusal and model).
+        let mut request = request;
+        let (outcome, prefilled) = loop {
+            self.learned.adapt(&mut request);
+            let body = request.wire_body().map_err(|e| LlmError::MalformedResponse(e.to_string()))?;
+            match with_retries(&self.config.retry, cancel, |_| self.attempt(&body, assembler(), &sink, cancel)).await {
+                Err(e) if self.learned.learn(&model, &e) => continue,
+                done => break done?,
+            }
+        };
         if prefilled {
             self.prefilled_think.borrow_mut().push(model);
         }
         Ok(outcome)
+    }
+
+    /// The window `/api/health` reports: `main`'s or `sub`'s for an alias,
+    /// else the listed model's.
+    async fn context_window(&self, model: &str) -> Option<usize> {
+        let mut request = gloo_net::http::Request::get(&self.url("health"));
+        if let Some(token) = &self.config.client_token {
+            request = request.header("authorization", &format!("Bearer {token}"));
+        }
+        let response = send(request.build().ok()?, &CancelToken::new()).await.ok()?;
+        let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
+        let health: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let models = &health["chat"]["upstream"]["models"];
+        let info = match models.get(model) {
+            Some(info) if model == "main" || model == "sub" => info,
+            _ => models["available"].as_array()?.iter().find(|m| m["id"] == model)?,
+        };
+        info["contextWindow"].as_u64().map(|w| w as usize)
     }
 }
 

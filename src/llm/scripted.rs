@@ -55,6 +55,8 @@ pub struct ScriptedModel {
     helper: RefCell<Option<Helper>>,
     /// The chat template every request must pass (the strict one by default).
     template: std::cell::Cell<TemplateFamily>,
+    /// The window its "server" reports ([`ChatModel::context_window`]).
+    window: std::cell::Cell<Option<usize>>,
 }
 
 impl Default for ScriptedModel {
@@ -71,6 +73,7 @@ impl ScriptedModel {
             requests: RefCell::default(),
             helper: RefCell::default(),
             template: std::cell::Cell::new(TemplateFamily::named("strict").expect("the strict family")),
+            window: std::cell::Cell::default(),
         }
     }
 
@@ -78,6 +81,11 @@ impl ScriptedModel {
     /// strict default (see [`super::TEMPLATE_FAMILIES`]).
     pub fn set_template(&self, family: TemplateFamily) {
         self.template.set(family);
+    }
+
+    /// The context window it reports, as a proxy reports its server's.
+    pub fn set_context_window(&self, window: Option<usize>) {
+        self.window.set(window);
     }
 
     /// Lets `helper` answer the requests it recognises before the script.
@@ -181,6 +189,10 @@ impl ChatModel for ScriptedModel {
             }
             Step::Respond(_) => unreachable!("resolved above"),
         }
+    }
+
+    async fn context_window(&self, _model: &str) -> Option<usize> {
+        self.window.get()
     }
 }
 

@@ -202,13 +202,15 @@ pub fn fold_system(messages: Vec<Message>) -> Vec<Message> {
     out
 }
 
-/// Adds `text` to the request's last user message (after a blank line), or
-/// as a new user message when the last message is not the person's: extra
+/// Adds `text` to the request's last message when it is the person's or a
+/// tool result (after a blank line), else as a new user message: extra
 /// instructions never become a second `system` message, which strict chat
-/// templates (llama.cpp, some Ollama models) refuse after a user turn.
+/// templates (llama.cpp, some Ollama models) refuse after a user turn, nor a
+/// `user` message right after tool results, which Mistral's API and the
+/// templates of Mistral Nemo, Small 3.2, Ministral and Gemma refuse.
 pub fn add_user_text(messages: &mut Vec<Message>, text: &str) {
     match messages.last_mut() {
-        Some(Message::User { content }) => {
+        Some(Message::User { content } | Message::Tool { content, .. }) => {
             content.push_str("\n\n");
             content.push_str(text);
         }
@@ -217,14 +219,18 @@ pub fn add_user_text(messages: &mut Vec<Message>, text: &str) {
 }
 
 /// The messages with no two consecutive ones of the same role (tool results
-/// excepted: one per call): consecutive user (or system) messages are
-/// joined with a blank line, consecutive assistant messages become one (text
-/// joined, tool calls kept in order). Strict chat templates require this.
+/// excepted: one per call) and no `user` message directly after a tool
+/// result: consecutive user (or system) messages are joined with a blank
+/// line, a user message after a tool result joins that result's text (what
+/// the person added while the tools ran rides there), consecutive assistant
+/// messages become one (text joined, tool calls kept in order). Strict chat
+/// templates require this.
 pub fn alternate(messages: Vec<Message>) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages {
         match (out.last_mut(), message) {
             (Some(Message::User { content }), Message::User { content: more })
+            | (Some(Message::Tool { content, .. }), Message::User { content: more })
             | (Some(Message::System { content }), Message::System { content: more }) => {
                 content.push_str("\n\n");
                 content.push_str(&more);
@@ -250,6 +256,41 @@ pub fn alternate(messages: Vec<Message>) -> Vec<Message> {
     out
 }
 
+/// What servers refused of each model, learned from the refusal once and
+/// kept for the session's later requests: a model whose template has no
+/// system role (Gemma 2) gets its system prompt folded into the first user
+/// message; one whose server wants its reasoning back on tool-call turns
+/// (DeepSeek's thinking mode) gets it sent back.
+#[derive(Debug, Default)]
+pub struct Learned(std::cell::RefCell<Vec<(String, super::Refusal)>>);
+
+impl Learned {
+    /// Lays `request` out as what was learned of its model requires (again
+    /// on the same request: no change).
+    pub fn adapt(&self, request: &mut super::ChatRequest) {
+        for (_, refusal) in self.0.borrow().iter().filter(|(m, _)| *m == request.model) {
+            match refusal {
+                super::Refusal::SystemRole => request.messages = fold_system(std::mem::take(&mut request.messages)),
+                _ => request.echo_reasoning = true,
+            }
+        }
+    }
+
+    /// Keeps what `error` says `model` cannot take, when a changed layout
+    /// answers it and it was not known yet: the request is worth sending
+    /// again.
+    pub fn learn(&self, model: &str, error: &super::LlmError) -> bool {
+        use super::Refusal::{ReasoningRequired, SystemRole};
+        let Some(refusal @ (SystemRole | ReasoningRequired)) = error.refusal() else { return false };
+        let mut known = self.0.borrow_mut();
+        if known.iter().any(|(m, r)| m == model && *r == refusal) {
+            return false;
+        }
+        known.push((model.to_owned(), refusal));
+        true
+    }
+}
+
 #[cfg(test)]
 mod template_tests {
     use super::*;
@@ -261,10 +302,18 @@ mod template_tests {
         add_user_text(&mut messages, "reply with JSON");
         assert_eq!(messages.len(), 2);
         assert_eq!(messages[1].text(), "u\n\nreply with JSON");
-        let mut after_tools = vec![Message::system("s"), Message::user("u"), Message::tool("c", "r")];
+        let call = ToolCall::new("aaaaaaaa1", "t", &serde_json::json!({}));
+        let calls = Message::Assistant { content: None, tool_calls: vec![call] };
+        let mut after_tools = vec![Message::system("s"), Message::user("u"), calls, Message::tool("aaaaaaaa1", "r")];
         add_user_text(&mut after_tools, "context");
-        assert!(matches!(after_tools.last(), Some(Message::User { content }) if content == "context"));
-        assert_eq!(template_violation(&after_tools), None);
+        assert_eq!(after_tools.len(), 4, "the context rides at the end of the tool result");
+        assert_eq!(after_tools[3].text(), "r\n\ncontext");
+        for family in TEMPLATE_FAMILIES.iter().filter(|f| f.name != "gemma2") {
+            assert_eq!(family.violation(&after_tools), None, "{}", family.name);
+        }
+        let mut assistant_last = vec![Message::user("u"), Message::assistant("a")];
+        add_user_text(&mut assistant_last, "more");
+        assert_eq!(assistant_last.last(), Some(&Message::user("more")));
     }
 
     #[test]
@@ -285,6 +334,9 @@ mod template_tests {
         assert_eq!(fixed[1].text(), "b\n\nc");
         assert_eq!((fixed[2].text(), fixed[2].tool_calls()), ("d", std::slice::from_ref(&call)));
         assert_eq!(fixed.len(), 5, "tool results stay one per call");
+        // What the person added while the tools ran joins the last result.
+        let interjected = alternate(vec![Message::user("u"), Message::tool("c", "r"), Message::user("also this")]);
+        assert_eq!(interjected, vec![Message::user("u"), Message::tool("c", "r\n\nalso this")]);
         assert!(template_violation(&[Message::user("u"), Message::system("late")]).unwrap().contains("system"));
     }
 }
@@ -398,6 +450,44 @@ mod family_tests {
         let verdicts: Vec<Option<String>> = serde_json::from_slice(&out.stdout).expect("a verdict per case");
         let got: Vec<bool> = verdicts.iter().map(Option::is_some).collect();
         assert_eq!(got, want, "{verdicts:?}");
+    }
+
+    #[test]
+    fn a_refusal_is_learned_once_per_model_and_shapes_its_later_requests() {
+        let learned = Learned::default();
+        let request = || {
+            let mut r = crate::llm::ChatRequest::new("gemma", vec![Message::system("Rules."), Message::user("Hi")]);
+            r.messages.push(calls(&["aaaaaaaa1"]));
+            r
+        };
+        let adapt = |mut r: crate::llm::ChatRequest| {
+            learned.adapt(&mut r);
+            r
+        };
+        assert_eq!(adapt(request()), request(), "nothing learned, nothing changed");
+        let no_system = LlmError::from_http(400, r#"{"error":{"message":"System role not supported"}}"#, None);
+        assert!(learned.learn("gemma", &no_system));
+        assert!(!learned.learn("gemma", &no_system), "learned once: the same refusal again is an error to show");
+        let adapted = adapt(request());
+        assert_eq!(adapted.messages[0], Message::user("Rules.\n\nHi"));
+        assert_eq!(adapt(adapted.clone()), adapted, "adapting again changes nothing");
+        assert!(!adapted.echo_reasoning);
+        let mut other = request();
+        other.model = "qwen".into();
+        assert_eq!(adapt(other.clone()), other, "kept per model");
+        let reasoning = LlmError::from_http(
+            400,
+            r#"{"error":{"message":"The `reasoning_content` in the thinking mode must be passed back to the API."}}"#,
+            None,
+        );
+        assert!(learned.learn("deepseek", &reasoning));
+        let mut deepseek = request();
+        deepseek.model = "deepseek".into();
+        let adapted = adapt(deepseek);
+        assert!(adapted.echo_reasoning && adapted.messages[0] == Message::system("Rules."));
+        let other_error = LlmError::from_http(400, r#"{"error":{"message":"temperature must be at most 2"}}"#, None);
+        assert!(!learned.learn("gemma", &other_error));
+        assert!(!learned.learn("gemma", &LlmError::from_http(503, "System role not supported", None)));
     }
 
     #[test]

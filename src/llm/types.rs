@@ -220,18 +220,18 @@ impl ChatRequest {
 
     /// The JSON body sent upstream: streamed, with the token counts asked
     /// for in the last chunk (the `usage` event).
-    pub fn wire_body(mut self) -> Result<String, serde_json::Error> {
-        self.stream = true;
-        self.stream_options.get_or_insert_with(|| serde_json::json!({ "include_usage": true }));
+    pub fn wire_body(&self) -> Result<String, serde_json::Error> {
         // The stable parts first, in this order: the model, the tools, then
         // the append-only messages, so consecutive requests share a long
         // byte-identical prefix (a `Value` alone would sort the keys and put
         // the messages before the tools). Inside each part the keys are
         // sorted, the same way in every request.
-        let mut fields = match serde_json::to_value(&self)? {
+        let mut fields = match serde_json::to_value(self)? {
             Value::Object(fields) => fields,
             other => return Ok(other.to_string()),
         };
+        fields.insert("stream".into(), Value::Bool(true));
+        fields.entry("stream_options").or_insert_with(|| serde_json::json!({ "include_usage": true }));
         // A call's kept reasoning is the message's, on the wire only when asked.
         for message in fields.get_mut("messages").and_then(Value::as_array_mut).into_iter().flatten() {
             let mut reasoning = None;

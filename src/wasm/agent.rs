@@ -62,9 +62,11 @@ export interface AgentConfig {
  * A change of settings: the fields given replace the current ones (a partial `compression` changes only its
  * fields; `mcp`, when given, is the new map, each server's switches with their defaults).
  */
-export type SettingsPatch = Partial<Omit<AgentSettings, "compression" | "mcp">> & {
+export type SettingsPatch = Partial<Omit<AgentSettings, "compression" | "mcp" | "contextWindow" | "contextWindowSource">> & {
   compression?: Partial<CompressionSettings>;
   mcp?: Record<string, Partial<McpServerSettings>>;
+  /** A number of tokens (the person's), or "auto": the window the proxy reports for the main model. */
+  contextWindow?: number | "auto";
 };
 /** The agent's settings. */
 export interface AgentSettings {
@@ -82,8 +84,12 @@ export interface AgentSettings {
   pageChars: number;
   /** Read-only tool calls of one step run at once, at most this many (default 4; 1 runs them one after another). */
   parallelReads: number;
-  /** The main model's context window in tokens (default 32768): a request estimated above it is not sent (`context_overflow`). */
+  /** The main model's context window in tokens, in effect: a request estimated above it is not sent (`context_overflow`).
+   *  With contextWindowSource "auto" (the default) the window the proxy reports for the main model at each turn's
+   *  start (what its server really processes), else 32768. */
   contextWindow: number;
+  /** Where contextWindow comes from: "auto" (the proxy) or "person" (a number given in updateSettings). */
+  contextWindowSource: "auto" | "person";
   /** When the older conversation is summarised (a partial object changes only the fields it names). */
   compression: CompressionSettings;
   /** The model a `delegate` child runs on: "sub" (default) or "main". */

@@ -776,7 +776,9 @@ async function main(): Promise<void> {
   ui.subModel.value = settings.subModel;
   ui.fullThreshold.value = String(settings.fullThreshold);
   ui.longTermMemory.checked = settings.longTermMemory;
-  ui.contextWindow.value = String(settings.contextWindow);
+  // Empty while "auto": the placeholder shows the window the proxy reported.
+  ui.contextWindow.value = settings.contextWindowSource === "person" ? String(settings.contextWindow) : "";
+  ui.contextWindow.placeholder = `auto (${settings.contextWindow})`;
   ui.compression.checked = settings.compression.enabled;
   ui.continuityMemory.checked = settings.continuityMemory;
   ui.delegationModel.value = settings.delegationModel;
@@ -957,7 +959,7 @@ async function saveSettings(): Promise<void> {
       subModel: ui.subModel.value.trim() || "sub",
       fullThreshold: Number(ui.fullThreshold.value) || 1000,
       longTermMemory: ui.longTermMemory.checked,
-      contextWindow: Math.max(1024, Number(ui.contextWindow.value) || 32768),
+      contextWindow: ui.contextWindow.value.trim() === "" ? "auto" : Math.max(1024, Number(ui.contextWindow.value) || 32768),
       compression: { enabled: ui.compression.checked },
       continuityMemory: ui.continuityMemory.checked,
       delegationModel: ui.delegationModel.value === "main" ? "main" : "sub",

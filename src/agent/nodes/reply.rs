@@ -38,6 +38,55 @@ pub fn render_call(tools: &ToolRegistry, call: &ToolCall) -> String {
     })
 }
 
+/// The reasoning of one model call as a ```thought block, streamed.
+#[derive(Default)]
+struct Thought {
+    open: bool,
+    /// The block's opening was shown live (not only kept).
+    live: bool,
+    /// Backticks at the end of the last piece, held: a run of three would
+    /// close the block, so each run gets a zero-width space inside.
+    held: String,
+    /// What the turn's output keeps of it.
+    shown: String,
+}
+
+const OPEN_THOUGHT: &str = "\n```thought\n";
+
+impl Thought {
+    /// More reasoning; `live`: also shown now (text the person already saw
+    /// as the answer is only kept).
+    fn push(&mut self, ctx: &Ctx<'_>, text: &str, live: bool) {
+        if !self.open {
+            self.open = true;
+            self.shown.push_str(OPEN_THOUGHT);
+        }
+        let mut text = std::mem::take(&mut self.held) + text;
+        self.held = text.split_off(text.trim_end_matches('`').len());
+        let piece = text.replace("```", "`\u{200B}``");
+        self.shown.push_str(&piece);
+        if live {
+            if !self.live {
+                self.live = true;
+                ctx.content(OPEN_THOUGHT);
+            }
+            ctx.content(&piece);
+        }
+    }
+
+    /// Ends the block (before the answer, or at the end of the call).
+    fn close(&mut self, ctx: &Ctx<'_>) {
+        if self.open {
+            self.open = false;
+            let piece = std::mem::take(&mut self.held).replace("```", "`\u{200B}``") + "\n```\n";
+            self.shown.push_str(&piece);
+            if std::mem::take(&mut self.live) {
+                ctx.content(&piece);
+            }
+        }
+    }
+}
+
 /// Answers without tools (chat_only, or agent mode off).
 pub struct Chat(pub Rc<AgentEnv>);
 
@@ -100,18 +149,33 @@ async fn call_model(
     // (streamed in pieces, so the guard holds a line start until it can tell).
     let mut streamed = String::new();
     let mut guard = FenceGuard::default();
+    // The model's reasoning, shown live as a ```thought block before the
+    // answer (the demo's collapsed "Reasoning"), never in the answer.
+    let mut thought = Thought::default();
     let outcome = {
         let ctx_ref: &Ctx<'_> = ctx;
-        let guard = &mut guard;
-        let mut on_delta = |delta: Delta| {
-            if let Delta::Text { text } = delta {
+        let (guard, thought) = (&mut guard, &mut thought);
+        let mut on_delta = |delta: Delta| match delta {
+            Delta::Text { text } => {
+                thought.close(ctx_ref);
                 ctx_ref.content(&guard.push(&text));
                 streamed.push_str(&text);
             }
+            Delta::Reasoning { text } => thought.push(ctx_ref, &text, true),
+            // The answer streamed so far was reasoning (a `</think>` nothing
+            // opened): it is kept as the turn's thought from here on.
+            Delta::WasReasoning { text } => {
+                streamed.clear();
+                *guard = FenceGuard::default();
+                thought.push(ctx_ref, &text, false);
+            }
+            _ => {}
         };
         env.model.chat(request, &mut on_delta, ctx_ref.cancel).await.map_err(llm_failure)?
     };
+    thought.close(ctx);
     let mut output = state.output.clone();
+    output.push_str(&thought.shown);
     let text = outcome.message.text().to_owned();
     if !text.is_empty() {
         let rest = match text.strip_prefix(streamed.as_str()) {
@@ -137,7 +201,9 @@ async fn call_model(
             cached_tokens: usage.cached_tokens,
         });
     }
-    // What the update appends: interjections, the model's message, nudges.
+    // What the update appends: the context this request added (kept where
+    // it rode), interjections, the model's message, nudges.
+    let tails = parts.new_tail(state, compaction.as_ref()).into_iter().collect();
     let interjected = parts.into_interjected();
     let mut answers = Answers::at(state.messages.len());
     for message in interjected {
@@ -176,6 +242,7 @@ async fn call_model(
         records: answers.records,
         nudges,
         interjections: interjection_ids,
+        tails,
         compaction: Some(compaction),
         calls_since_compaction: Some(calls_since + 1),
         output: Some(output),

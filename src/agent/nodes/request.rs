@@ -2,8 +2,11 @@
 //! the compression summary (if any) and the conversation after it
 //! (append-only, but for the text of artifacts the person turned off or
 //! deleted, which gives way to a placeholder naming them), and the
-//! injected context (artifact index, system status, answer rules) in the
-//! trailing user message.
+//! injected context (artifact index, system status, answer rules) at the end
+//! of the last message: the person's, or the last tool result (never a `user`
+//! message after tool results: Mistral's API and the Mistral and Gemma
+//! templates refuse it). That context stays where it was sent (the state's
+//! `tails`), so each request of a turn extends the one before it.
 
 use std::borrow::Cow;
 
@@ -13,7 +16,7 @@ use super::super::compress::Compaction;
 use super::super::env::AgentEnv;
 use super::super::events::{Ctx, Emit};
 use super::super::prompts;
-use super::super::state::AgentState;
+use super::super::state::{AgentState, Tail};
 use super::super::strategy::Strategy;
 use super::super::{continuity, facts};
 use crate::context::{render_index, shown_whole, snippet, ArtifactIndexOptions, EntryBody, IndexEntry};
@@ -292,6 +295,42 @@ impl RequestParts {
         self.interjected
     }
 
+    /// The parts of a tail an earlier request added, as this request shows
+    /// them: an artifact index that lists an artifact the person turned off
+    /// or deleted since is left out (their action breaks the cached prefix
+    /// once; the new index is sent at the end).
+    fn shown<'t>(&self, tail: &'t Tail) -> Vec<&'t String> {
+        tail.parts
+            .iter()
+            .filter(|part| {
+                !part.starts_with(crate::context::ARTIFACT_INDEX_HEADING)
+                    || part.split("[ID: ").skip(1).all(|rest| {
+                        let id = rest.split(']').next().unwrap_or_default();
+                        self.artifacts.iter().any(|a| a.id == id)
+                    })
+            })
+            .collect()
+    }
+
+    /// The dynamic context this request adds, and the index (in the state's
+    /// numbering, interjections after the messages) of the message it rides
+    /// on: the last one. Only the parts that changed since the conversation
+    /// showed them last (each part by its heading) are added: the tails
+    /// already sent stay where they were, so each request extends the one
+    /// before it and a part is repeated only when it changes.
+    pub(super) fn new_tail(&self, state: &AgentState, compaction: Option<&Compaction>) -> Option<Tail> {
+        let cut = compaction.map_or(0, |c| c.upto).min(state.messages.len());
+        let sent: Vec<&String> = state.tails.iter().filter(|t| t.at >= cut).flat_map(|t| self.shown(t)).collect();
+        let mut parts: Vec<String> = self.index(state, cut, compaction).into_iter().collect();
+        parts.extend(self.tail.iter().cloned());
+        parts.retain(|part| {
+            let heading = part.lines().next().unwrap_or_default();
+            sent.iter().rev().find(|t| t.starts_with(heading)).copied() != Some(part)
+        });
+        let at = (state.messages.len() + self.interjected.len()).checked_sub(1)?;
+        (!parts.is_empty()).then_some(Tail { at, parts })
+    }
+
     /// The request for `model` over the state's conversation, of which the
     /// messages before the compaction's cut are replaced by its summary.
     pub(super) fn request(&self, model: &str, state: &AgentState, compaction: Option<&Compaction>) -> ChatRequest {
@@ -306,18 +345,33 @@ impl RequestParts {
         if let Some(c) = compaction {
             out.push(Message::user(self.compaction_now(c).render(self.constraint_tokens)));
         }
-        for (at, message) in messages.iter().enumerate().skip(cut) {
-            match self.hidden.iter().find(|(i, _)| *i == at) {
-                Some((_, left_out)) => out.push(left_out.clone()),
-                None => out.push(message.clone()),
+        let new_tail = self.new_tail(state, compaction);
+        let conversation = messages.iter().skip(cut).cloned().zip(cut..).map(|(message, at)| {
+            let message = match self.hidden.iter().find(|(i, _)| *i == at) {
+                Some((_, left_out)) => left_out.clone(),
+                None => message,
+            };
+            (at, message)
+        });
+        let interjected = self.interjected.iter().cloned().zip(messages.len()..).map(|(m, at)| (at, m));
+        for (at, message) in conversation.chain(interjected) {
+            // The context earlier requests added here, as they sent it (the
+            // newest at the end of the last message: after the person's
+            // words, or in the tool loop at the end of the last tool
+            // result, which every template accepts).
+            let rides: Vec<&String> = state
+                .tails
+                .iter()
+                .chain(&new_tail)
+                .filter(|t| t.at == at && t.at >= cut)
+                .flat_map(|t| self.shown(t))
+                .collect();
+            let mut one = vec![message];
+            if !rides.is_empty() {
+                add_user_text(&mut one, &rides.iter().map(|p| p.as_str()).collect::<Vec<_>>().join("\n\n"));
             }
+            out.extend(one);
         }
-        out.extend(self.interjected.iter().cloned());
-        let mut tail: Vec<String> = self.index(state, cut, compaction).into_iter().collect();
-        tail.extend(self.tail.iter().cloned());
-        // After the person's words (or, in the tool loop, after the tool
-        // results): everything before it stays byte-stable.
-        add_user_text(&mut out, &tail.join("\n\n"));
         let mut request = ChatRequest::new(model, alternate(out));
         request.tools = self.tools.clone();
         request

@@ -66,8 +66,11 @@ fn an_approved_edit_appends_to_the_projects_notes_and_the_writer_reads_them_late
     );
     block_on(h.agent.send("s1", "第二章を考えて", agent_on())).unwrap();
     let last = h.model.requests().into_iter().rfind(|r| r.model == "main").unwrap();
-    let tail = last.messages.last().unwrap().text();
-    assert!(tail.contains("## Continuity notes of this project") && tail.contains("**名前**"), "{tail}");
+    // Sent once in the turn (where it was sent, it stays: the requests after
+    // it extend it), at the end of a message the templates accept.
+    let text: Vec<&str> = last.messages.iter().map(|m| m.text()).collect();
+    let notes = text.iter().filter(|t| t.contains("## Continuity notes of this project")).count();
+    assert!(notes == 1 && text.iter().any(|t| t.contains("**名前**")), "{text:?}");
     // Deleting the project deletes its notes.
     block_on(h.db.delete_project(&project)).unwrap();
     assert!(block_on(h.db.artifacts(&continuity::session_of(&project))).unwrap().is_empty());

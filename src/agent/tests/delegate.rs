@@ -92,7 +92,9 @@ fn a_write_delegate_writes_its_output_and_the_parent_gets_ids_and_a_summary_only
         .messages
         .iter()
         .find_map(|m| match m {
-            Message::Tool { content, .. } if content.starts_with(delegate::FINISHED) => Some(content.clone()),
+            Message::Tool { content, .. } if content.starts_with(delegate::FINISHED) => {
+                Some(super::without_tail(content).to_owned())
+            }
             _ => None,
         })
         .expect("the delegate's result");

@@ -78,6 +78,88 @@ fn twenty_turns_with_tools_reuse_their_request_prefix() {
     assert!(mean >= 0.90, "mean prefix reuse {mean:.3}: {shares:?}");
 }
 
+/// Calls with ids of 9 letters and digits, as Mistral's API makes them.
+fn calls9(turn: usize, list: &[(&str, Value)]) -> Step {
+    Step::Reply(ChatOutcome::tool_calls(
+        list.iter()
+            .enumerate()
+            .map(|(i, (name, args))| ToolCall::new(format!("T{turn:02}c{i}{:04}", name.len()), *name, args))
+            .collect(),
+    ))
+}
+
+/// A short research session (issue 24): three turns of a search, two pages
+/// opened at once, an answer, with Mistral's template enforced on every
+/// request. Within each turn every main request must extend the one before
+/// it (goal: 90% of its bytes on average, no pair under 80%), and every
+/// request must pass every family's template (Gemma 2 with the system
+/// prompt folded into the first user message; Llama 3.x's one call per
+/// message aside: the model sent two).
+#[test]
+fn a_short_session_extends_each_request_within_its_turn_and_every_template_takes_it() {
+    let h = harness(vec![]);
+    h.model.set_template(crate::llm::TemplateFamily::named("mistral").unwrap());
+    let mut turns = Vec::new();
+    for turn in 0..3 {
+        let urls: Vec<String> = (0..2).map(|i| format!("https://site{turn}{i}.example/page")).collect();
+        for url in &urls {
+            h.web.pages.borrow_mut().push(page(url, &format!("Report {url}. {}", "Measured values. ".repeat(60))));
+        }
+        play(
+            &h,
+            vec![
+                json_reply(json!({"strategy": "general_agent", "reasoning": "research"})),
+                calls9(turn, &[("web_search", json!({"query": format!("topic {turn}")}))]),
+                json_reply(json!({"query": format!("topic {turn}"), "reason": "short"})),
+                calls9(turn + 10, &[("open_url", json!({"url": urls[0]})), ("open_url", json!({"url": urls[1]}))]),
+                text_step(&format!("Turn {turn}: both reports agree [^1].")),
+            ],
+        );
+        let before = main_bodies(&h).len();
+        let ask = format!("Research topic {turn}: search, then read {} and {}", urls[0], urls[1]);
+        let done = block_on(h.agent.send("s1", &ask, agent_on())).unwrap();
+        assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+        turns.push(before..main_bodies(&h).len());
+    }
+    let bodies = main_bodies(&h);
+    let mut within = Vec::new();
+    for turn in &turns {
+        within.extend(prefix_shares(&bodies[turn.clone()]));
+    }
+    let all = prefix_shares(&bodies);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let min = |v: &[f64]| v.iter().cloned().fold(1.0, f64::min);
+    eprintln!(
+        "short session, {} main requests in {} turns: within a turn mean {:.1}%, lowest {:.1}% ({} pairs); all consecutive pairs mean {:.1}%, lowest {:.1}%",
+        bodies.len(),
+        turns.len(),
+        mean(&within) * 100.0,
+        min(&within) * 100.0,
+        within.len(),
+        mean(&all) * 100.0,
+        min(&all) * 100.0
+    );
+    assert_eq!(within.len(), 6);
+    assert!(mean(&within) >= 0.90 && min(&within) >= 0.80, "{within:?}");
+    assert!(min(&all) >= 0.80, "{all:?}");
+    let requests: Vec<ChatRequest> = h.model.requests();
+    for family in crate::llm::TEMPLATE_FAMILIES.iter().filter(|f| f.name != "llama3") {
+        for request in &requests {
+            let messages = if family.name == "gemma2" {
+                crate::llm::fold_system(request.messages.clone())
+            } else {
+                request.messages.clone()
+            };
+            assert_eq!(family.violation(&messages), None, "{}: {:#?}", family.name, messages);
+        }
+    }
+    // The context rode at the end of the tool results, and is there once.
+    let last = requests.iter().filter(|r| r.model == "main").last().unwrap();
+    assert!(matches!(last.messages.last(), Some(Message::Tool { .. })));
+    let text: String = last.messages.iter().map(|m| m.text().to_owned()).collect();
+    assert_eq!(text.matches("## System status").count(), 1, "unchanged status parts are not repeated");
+}
+
 /// The person's first-turn instructions, checked verbatim in every request.
 const RULES: &str = "Write in British English. Never use the word 'very'. Keep every summary under 100 words.";
 
