@@ -116,7 +116,7 @@ fn tool_results(h: &Harness) -> Vec<String> {
     last.messages
         .iter()
         .filter_map(|m| match m {
-            Message::Tool { content, .. } => Some(content.clone()),
+            Message::Tool { content, .. } => Some(super::without_tail(content).to_owned()),
             _ => None,
         })
         .collect()
