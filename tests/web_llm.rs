@@ -267,13 +267,27 @@ async fn deepseek_refuses_a_tool_call_turn_without_its_reasoning_and_says_so() {
         Message::assistant("Done."),
         Message::user("again"),
     ];
-    script_in("deepseek", json!([{ "type": "text", "text": "ok" }])).await;
-    let err =
-        model().chat(ChatRequest::new("main", history.clone()), &mut |_| {}, &CancelToken::new()).await.unwrap_err();
-    assert_eq!(err.refusal(), Some(atelier_agent::llm::Refusal::ReasoningRequired), "{err}");
-    let mut echoed = ChatRequest::new("main", history);
-    echoed.echo_reasoning = true;
-    assert_eq!(model().chat(echoed, &mut |_| {}, &CancelToken::new()).await.unwrap().message.text(), "ok");
+    script_in("deepseek", json!([{ "type": "text", "text": "ok" }, { "type": "text", "text": "ok again" }])).await;
+    // The refusal is learned by the model and the request sent again with the reasoning.
+    let model = model();
+    let first = model.chat(ChatRequest::new("main", history.clone()), &mut |_| {}, &CancelToken::new()).await.unwrap();
+    assert_eq!(first.message.text(), "ok");
+    let echoed = |request: &Value| {
+        let messages = request["body"]["messages"].as_array().unwrap();
+        messages.iter().find(|m| m["tool_calls"].is_array()).unwrap().get("reasoning_content").cloned()
+    };
+    let log = control("/__log", json!({})).await;
+    let chats: Vec<&Value> = log["requests"].as_array().unwrap().iter().filter(|r| r["path"] != "/search").collect();
+    assert_eq!(chats.len(), 2, "refused once, then sent again: {log}");
+    assert_eq!(echoed(chats[0]), None, "the first request had no reasoning");
+    assert_eq!(echoed(chats[1]), Some(json!("Open it.")), "the second sent it back");
+    // Learned once: the next request of the same model sends it at once.
+    let next = model.chat(ChatRequest::new("main", history), &mut |_| {}, &CancelToken::new()).await.unwrap();
+    assert_eq!(next.message.text(), "ok again");
+    let log = control("/__log", json!({})).await;
+    let chats: Vec<&Value> = log["requests"].as_array().unwrap().iter().filter(|r| r["path"] != "/search").collect();
+    assert_eq!(chats.len(), 3, "no refusal the second time: {log}");
+    assert_eq!(echoed(chats[2]), Some(json!("Open it.")));
 }
 
 #[wasm_bindgen_test]

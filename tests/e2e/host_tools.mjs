@@ -32,7 +32,11 @@ export async function hostTools({ browser, check, assert, script, fakeUrl, pageU
   const chats = async () => (await (await fetch(`${fakeUrl}/__log`)).json()).requests
     .filter((r) => r.path.endsWith("/chat/completions") && !housekeeping(r));
   // The tool results the model was sent in the last request.
-  const toolResults = async () => (await chats()).at(-1).body.messages.filter((m) => m.role === "tool").map((m) => m.content);
+  // The request's context rides at the end of the last tool result (issue 24): each result without it.
+  const context = ["Session Context (Artifacts)", "System status", "What this session already knows", "Answer format", "Continuity notes"];
+  const withoutContext = (text) => Math.min(...context.map((h) => text.indexOf(`\n\n## ${h}`)).filter((i) => i >= 0), text.length);
+  const toolResults = async () =>
+    (await chats()).at(-1).body.messages.filter((m) => m.role === "tool").map((m) => m.content.slice(0, withoutContext(m.content)));
   let n = 0;
   const fresh = () => `host-${Date.now()}-${n++}`;
 
