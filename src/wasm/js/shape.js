@@ -62,5 +62,10 @@ export function searchOptions(options) {
   for (const [name, v] of [["projectId", projectId], ["sessionId", sessionId]]) {
     if (v != null && typeof v !== "string") return /** @type {string} */ (name);
   }
-  return [scope ?? [], projectId ?? null, sessionId ?? null, Number.isFinite(limit) ? limit : null];
+  return [
+    /** @type {string[]} */ (scope ?? []),
+    /** @type {string | null} */ (projectId ?? null),
+    /** @type {string | null} */ (sessionId ?? null),
+    typeof limit === "number" && Number.isFinite(limit) ? limit : null,
+  ];
 }
