@@ -18,14 +18,22 @@ use serde_json::Value;
 /// Deepest nesting of schemas followed (a `$ref` cycle stops here).
 const MAX_DEPTH: usize = 64;
 
+/// Most schemas visited for one check: combinators over a `$ref` cycle
+/// (`{"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}`) would otherwise branch at
+/// every level down to `MAX_DEPTH`, 2^32 visits from a schema of 40 bytes.
+/// What is left unvisited is accepted, as an unknown keyword is.
+const MAX_STEPS: usize = 20_000;
+
 /// Where `value` breaks `schema`, in words for the model ("`path`: what
 /// was expected"), or `None` when it fits.
 pub fn violation(schema: &Value, value: &Value) -> Option<String> {
-    Check { root: schema }.at(schema, value, "arguments", 0).err()
+    Check { root: schema, steps: std::cell::Cell::new(MAX_STEPS) }.at(schema, value, "arguments", 0).err()
 }
 
 struct Check<'a> {
     root: &'a Value,
+    /// Visits left (`MAX_STEPS`).
+    steps: std::cell::Cell<usize>,
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -56,7 +64,9 @@ impl Check<'_> {
             // `false` allows nothing; `true` (or anything else) everything.
             return if *schema == Value::Bool(false) { fail("is not allowed") } else { Ok(()) };
         };
-        if depth > MAX_DEPTH || (value.is_null() && s.get("nullable") == Some(&Value::Bool(true))) {
+        let steps = self.steps.get();
+        self.steps.set(steps.saturating_sub(1));
+        if depth > MAX_DEPTH || steps == 0 || (value.is_null() && s.get("nullable") == Some(&Value::Bool(true))) {
             return Ok(());
         }
         let num = |key: &str| s.get(key).and_then(Value::as_f64);
@@ -265,6 +275,14 @@ mod tests {
         }
         // A schema that refers to itself at the same place stops, and accepts.
         assert_eq!(violation(&json!({"$ref": "#"}), &json!(1)), None);
+        // So does one that branches at every level of the cycle (2^32 paths
+        // to its depth limit): within the step budget, at once.
+        let started = std::time::Instant::now();
+        for key in ["anyOf", "oneOf", "allOf"] {
+            let branching = json!({ key: [{"$ref": "#"}, {"$ref": "#"}, {"not": {"$ref": "#"}}] });
+            let _ = violation(&branching, &json!({"a": [1, 2, 3]}));
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
         assert_eq!(violation(&json!(false), &json!(1)).as_deref(), Some("arguments: is not allowed"));
         assert_eq!(violation(&json!(true), &json!(1)), None);
         assert_eq!(violation(&json!({"type": "float"}), &json!("x")), None, "an unknown type is accepted");

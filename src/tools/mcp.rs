@@ -108,13 +108,18 @@ impl Tool for McpAgentTool {
         }
     }
 
-    /// Any JSON object (the server checks it against its schema and says
-    /// what is wrong, which the model reads).
+    /// A JSON object that fits the server's input schema as far as
+    /// `json_schema` checks it (what it does not check, the server does):
+    /// a call that breaks it is told where before anything is sent.
     fn parse(&self, args: &Value) -> Result<Value, ToolError> {
-        match args {
-            Value::Null => Ok(Value::Object(Default::default())),
-            Value::Object(_) => Ok(args.clone()),
-            _ => Err(ToolError::InvalidArguments { tool: self.name.clone(), message: "give a JSON object".into() }),
+        let args = match args {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(_) => args.clone(),
+            _ => return Err(ToolError::InvalidArguments { tool: self.name.clone(), message: "give a JSON object".into() }),
+        };
+        match super::json_schema::violation(&self.tool.input_schema, &args) {
+            Some(message) => Err(ToolError::InvalidArguments { tool: self.name.clone(), message }),
+            None => Ok(args),
         }
     }
 

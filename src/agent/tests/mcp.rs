@@ -80,6 +80,27 @@ fn an_mcp_tool_is_offered_with_its_schema_and_its_result_reaches_the_model_fence
 }
 
 #[test]
+fn a_call_that_breaks_the_servers_schema_is_refused_before_it_is_sent() {
+    let server = notes("Note 12: Ada.");
+    let h = with_servers(
+        vec![
+            route(),
+            calls(&[("mcp_notes_search", json!({ "q": 12 }))]),
+            calls(&[("mcp_notes_search", json!({}))]),
+            calls(&[("mcp_notes_search", json!({ "q": "12" }))]),
+            text("Ada."),
+        ],
+        vec![("notes", server.clone())],
+    );
+    let result = block_on(h.agent.send("s1", "Who is in note 12?", agent_on())).unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{}", result.content);
+    let results = tool_results(&h);
+    assert!(results[0].contains("arguments.q: must be \"string\", not number"), "{results:?}");
+    assert!(results[1].contains("lacks the required field \"q\""), "{results:?}");
+    assert_eq!(*server.calls.borrow(), [("search".to_owned(), json!({ "q": "12" }))], "only the fitting call reached it");
+}
+
+#[test]
 fn a_destructive_mcp_tool_waits_for_the_person() {
     let server = notes("erased");
     let h = with_servers(
@@ -102,7 +123,7 @@ fn an_injected_mcp_result_cannot_send_project_text_without_approval() {
     let h = with_servers(vec![], vec![("notes", server.clone())]);
     let project = block_on(h.db.create_project("猫", "")).unwrap();
     block_on(h.db.add_section(&project.id, None, "第一章", CHAPTER)).unwrap();
-    let leak = json!({ "id": CHAPTER.trim() });
+    let leak = json!({ "q": CHAPTER.trim() });
     play(
         &h,
         vec![
