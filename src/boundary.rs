@@ -206,6 +206,10 @@ fn samples_of_every_value_sent_to_javascript() {
     for phase in [Stage::Started, Stage::Step, Stage::Wrote, Stage::Stopped, Stage::Done, Stage::Incomplete] {
         events.push(AgentEvent::Delegate { call_id: "call_1".into(), phase, detail: "d".into() });
     }
+    for (total, message) in [(Some(4.0), Some("reading".to_owned())), (None, None)] {
+        let tool = "mcp_notes_search".to_owned();
+        events.push(AgentEvent::Progress { call_id: "call_1".into(), tool, progress: 1.5, total, message });
+    }
     for event in &events {
         s.add("AgentEvent", event);
     }

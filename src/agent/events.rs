@@ -59,6 +59,10 @@ pub enum AgentEvent {
     /// A `delegate` child's progress, under its call's chip: `started`,
     /// `step`, `wrote`, `stopped`, then `done` or `incomplete`.
     Delegate { call_id: String, phase: Stage, detail: String },
+    /// How far a running call is, as its tool's server reports it (MCP
+    /// progress): `progress` of `total` when the server knows it, and its
+    /// message (at most 200 characters of a server nobody vetted: text).
+    Progress { call_id: String, tool: String, progress: f64, total: Option<f64>, message: Option<String> },
 }
 
 /// An artifact a tool result became.
@@ -114,8 +118,8 @@ pub(super) trait Emit {
     fn active_tool(&self, tool: Option<&str>);
     fn warning(&self, message: String);
     fn info(&self, info: Info);
-    /// What call `call_id` reports while it runs.
-    fn tool(&self, call_id: &str, event: ToolEvent);
+    /// What call `call_id` (of the tool `tool`) reports while it runs.
+    fn tool(&self, call_id: &str, tool: &str, event: ToolEvent);
 }
 
 impl Emit for Ctx<'_> {
@@ -136,7 +140,7 @@ impl Emit for Ctx<'_> {
     fn info(&self, info: Info) {
         self.emit(AgentEvent::Info(info));
     }
-    fn tool(&self, call_id: &str, event: ToolEvent) {
+    fn tool(&self, call_id: &str, tool: &str, event: ToolEvent) {
         self.emit(match event {
             ToolEvent::Stage { stage, detail } => {
                 AgentEvent::Delegate { call_id: call_id.to_owned(), phase: stage, detail }
@@ -144,6 +148,13 @@ impl Emit for Ctx<'_> {
             ToolEvent::Artifact { id, title } => {
                 AgentEvent::Artifact { data: ArtifactChange { id, action: "created", title } }
             }
+            ToolEvent::Progress { progress, total, message } => AgentEvent::Progress {
+                call_id: call_id.to_owned(),
+                tool: tool.to_owned(),
+                progress,
+                total,
+                message: message.map(|m| m.chars().filter(|c| !c.is_control()).take(200).collect()),
+            },
         });
     }
 }

@@ -50,7 +50,7 @@ pub async fn execute(env: &AgentEnv, ctx: &Ctx<'_>, call: &Call, resume: Option<
             return call.failed(&ToolError::failed(e.code(), format!("{name} was not run: {e}")));
         }
     }
-    let emit = |event: ToolEvent| ctx.tool(&call.call.id, event);
+    let emit = |event: ToolEvent| ctx.tool(&call.call.id, &call.call.function.name, event);
     let info = CallInfo { id: call.call.id.clone(), key: call.key.clone(), resume };
     let answer = match bound.call(&env.tool_context(ctx, info, &emit)).await {
         Ok(output) => kept(env, ctx, call, output).await,
@@ -83,7 +83,7 @@ async fn kept(env: &AgentEnv, ctx: &Ctx<'_>, call: &Call, output: ToolOutput) ->
         record.kept = Some(id.clone());
         let receipt = receipt(ctx.thread_id, &call.key, ReceiptOutcome::Done, &text, &record);
         match env.db.save_tool_result(ctx.thread_id, &id, kind, &title, &output.content, &receipt).await {
-            Ok(a) => ctx.tool(&call.call.id, ToolEvent::Artifact { id: a.id, title: a.title }),
+            Ok(a) => ctx.tool(&call.call.id, &call.call.function.name, ToolEvent::Artifact { id: a.id, title: a.title }),
             Err(e) => {
                 text.truncate(plain);
                 record.kept = None;

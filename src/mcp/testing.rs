@@ -158,7 +158,8 @@ pub(super) fn body(request: &HttpRequest) -> Value {
 
 /// A small MCP server in the process, for the agent's tests: it answers
 /// `initialize`, `tools/list` (its `tools`) and `tools/call` (with
-/// `answer`; a tool named `wait` answers only when cancelled), and records
+/// `answer`; a tool named `wait` answers only when cancelled, one named
+/// `slow` on an event stream after two progress notifications), and records
 /// the calls and cancellations it receives. `down`: the proxy cannot
 /// reach it (its relay answers 502, its health says unreachable).
 pub(crate) struct ToyServer {
@@ -226,7 +227,23 @@ impl McpTransport for ToyTransport {
                 if name == "wait" {
                     return Ok(answer(200, String::new(), true));
                 }
-                (server.answer)(&name, &params["arguments"])
+                let result = (server.answer)(&name, &params["arguments"]);
+                if name == "slow" {
+                    // An event stream: two progress notifications, then the result.
+                    let token = &params["_meta"]["progressToken"];
+                    // The first message: the call's `say`, else "reading".
+                    let say = params["arguments"]["say"].as_str().unwrap_or("reading");
+                    let events = [
+                        json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": { "progressToken": token, "progress": 1, "total": 2, "message": say } }),
+                        json!({ "jsonrpc": "2.0", "method": "notifications/progress",
+                                "params": { "progressToken": token, "progress": 2, "total": 2 } }),
+                        json!({ "jsonrpc": "2.0", "id": message["id"], "result": result }),
+                    ];
+                    let stream: String = events.iter().map(|e| format!("event: message\ndata: {e}\n\n")).collect();
+                    return Ok(HttpAnswer { content_type: "text/event-stream".into(), ..answer(200, stream, false) });
+                }
+                result
             }
             _ => {
                 let error =

@@ -19,6 +19,8 @@
 //!   rule); `isError` results are fenced too, and recorded as failed
 //!   (`mcp_tool_error`). A failure of the exchange is a coded tool error; a
 //!   server found gone is checked again at the next run's start.
+//! * The server's progress notifications for a call become the run's
+//!   `progress` events (the call's id, how far, the server's message).
 //! * A tool whose server does not answer now, or that the person turned
 //!   off, stays known but is not offered ([`Toolsets::NONE`]): a call the
 //!   model still makes to it is answered with why (`mcp_unavailable`).
@@ -144,7 +146,10 @@ impl Tool for McpAgentTool {
             return Err(ToolError::failed(ErrorCode::McpUnavailable, why.clone()));
         }
         let (server, tool) = (&self.server, &self.tool.name);
-        let result = match self.client.call(tool, args, &mut |_| {}, &ctx.cancel).await {
+        let mut progress = |p: crate::mcp::Progress| {
+            (ctx.emit)(super::ToolEvent::Progress { progress: p.progress, total: p.total, message: p.message })
+        };
+        let result = match self.client.call(tool, args, &mut progress, &ctx.cancel).await {
             Ok(result) => result,
             Err(e) => {
                 if e.server_gone() {

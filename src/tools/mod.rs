@@ -243,6 +243,9 @@ pub enum ToolEvent {
     Stage { stage: Stage, detail: String },
     /// The call created or changed an artifact.
     Artifact { id: String, title: String },
+    /// How far the call is, as its tool's server reports it (an MCP
+    /// server's `notifications/progress`): `progress` of `total`, if known.
+    Progress { progress: f64, total: Option<f64>, message: Option<String> },
 }
 
 /// Ignores a tool's events.

@@ -170,6 +170,8 @@ export type AgentEvent =
   | { type: "facts"; reads: number; web: number; changes: number }
   /** A delegate child's progress (callId: the delegate call's id; phase: started, step, wrote, stopped, done, incomplete). */
   | { type: "delegate"; callId: string; phase: "started" | "step" | "wrote" | "stopped" | "done" | "incomplete"; detail: string }
+  /** How far a running call is, as its MCP server reports it (progress of total when known; message: the server's words, at most 200 characters). */
+  | { type: "progress"; callId: string; tool: string; progress: number; total: number | null; message: string | null }
   /** A main-model call's token counts as the upstream reported them (cachedTokens: served from its prompt cache). */
   | { type: "usage"; promptTokens: number; completionTokens: number; cachedTokens: number }
   /** The older conversation was summarised before a model call (estimated tokens of that request before and after). */

@@ -87,6 +87,8 @@ let agent: Agent;
 let running: AbortController | null = null;
 let phase = "idle";
 let activeTool: string | null = null;
+/** The running call's progress as its MCP server reports it ("2/5: reading"), until the tool changes. */
+let toolProgress: string | null = null;
 let known: { reads: number; web: number; changes: number } | null = null;
 let currentSection: ManuscriptSection | null = null;
 /** The chapter text has edits that are not saved yet: nothing overwrites them. */
@@ -129,7 +131,7 @@ function showArtifact(id: string): void {
 function showStatus(): void {
   const label = phase === "idle" && reviewing ? "waiting for your review" : phase;
   const parts = [label];
-  if (activeTool) parts.push(activeTool);
+  if (activeTool) parts.push(toolProgress ? `${activeTool} (${toolProgress})` : activeTool);
   if (known && phase !== "idle" && known.reads + known.web + known.changes > 0) {
     parts.push(`knows ${known.reads} read${known.reads === 1 ? "" : "s"}, ${known.web} web source${known.web === 1 ? "" : "s"}, ${known.changes} change${known.changes === 1 ? "" : "s"}`);
   }
@@ -263,6 +265,11 @@ async function run(start: (options: { agentMode: boolean; signal: AbortSignal; o
           showStatus();
         } else if (event.type === "active_tool") {
           activeTool = event.tool;
+          toolProgress = null;
+          showStatus();
+        } else if (event.type === "progress") {
+          const done = event.total ? `${event.progress}/${event.total}` : `${event.progress}`;
+          toolProgress = event.message ? `${done}: ${event.message}` : done;
           showStatus();
         } else if (event.type === "artifact") {
           void refreshArtifacts();

@@ -101,6 +101,55 @@ fn a_call_that_breaks_the_servers_schema_is_refused_before_it_is_sent() {
 }
 
 #[test]
+fn a_calls_progress_reaches_the_person_as_events() {
+    let read = json!({ "readOnlyHint": true, "openWorldHint": false });
+    let server = ToyServer::new(
+        json!([{ "name": "slow", "description": "Reads slowly", "inputSchema": { "type": "object" }, "annotations": read }]),
+        |_, _| json!({ "content": [{ "type": "text", "text": "read it all" }] }),
+    );
+    let hostile = ["\u{1b}[2J", &"長".repeat(300)].concat();
+    let h = with_servers(
+        vec![
+            route(),
+            calls(&[("mcp_notes_slow", json!({}))]),
+            calls(&[("mcp_notes_slow", json!({ "say": hostile }))]),
+            text("Done."),
+        ],
+        vec![("notes", server)],
+    );
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let result = block_on(h.agent.send("s1", "Read everything slowly.", events_into(&log))).unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{}", result.content);
+    let progress: Vec<_> = log
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Progress { call_id, tool, progress, total, message } => {
+                Some((call_id.clone(), tool.clone(), *progress, *total, message.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    // A server's message is text of its own: no control characters, 200 at most.
+    assert_eq!(progress.len(), 4, "{progress:?}");
+    assert_eq!(progress[2].4.as_deref(), Some(["[2J", &"長".repeat(197)].concat().as_str()));
+    let progress = &progress[..2];
+    let id = match &h.model.requests()[2].messages.iter().rev().find(|m| matches!(m, Message::Tool { .. })) {
+        Some(Message::Tool { tool_call_id, .. }) => tool_call_id.clone(),
+        _ => panic!("no tool result"),
+    };
+    let tool = "mcp_notes_slow".to_owned();
+    assert_eq!(
+        progress,
+        [
+            (id.clone(), tool.clone(), 1.0, Some(2.0), Some("reading".to_owned())),
+            (id, tool, 2.0, Some(2.0), None)
+        ]
+    );
+    assert!(tool_results(&h)[0].contains("read it all"));
+}
+
+#[test]
 fn a_destructive_mcp_tool_waits_for_the_person() {
     let server = notes("erased");
     let h = with_servers(
