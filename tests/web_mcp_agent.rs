@@ -101,6 +101,35 @@ fn call(calls: Value) -> Value {
 }
 
 #[wasm_bindgen_test]
+async fn a_servers_progress_reaches_the_page_as_events_through_the_relay() {
+    let tool = "mcp_everything_trigger-long-running-operation";
+    script(json!([
+        route(),
+        call(json!([{ "name": tool, "arguments": { "duration": 1, "steps": 2 } }])),
+        { "type": "text", "text": "It finished." }
+    ]))
+    .await;
+    let agent = open().await;
+    let events = js_sys::Array::new();
+    let sink = events.clone();
+    let on_event = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+        sink.push(&e);
+    });
+    let opts = options();
+    Reflect::set(opts.as_ref().unwrap(), &"onEvent".into(), on_event.as_ref().unchecked_ref::<js_sys::Function>())
+        .unwrap();
+    let result = JsFuture::from(agent.send("s".into(), "Run the long operation".into(), opts)).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"), "{:?}", json_of(&result));
+    let progress: Vec<Value> = events.iter().map(|e| json_of(&e)).filter(|e| e["type"] == "progress").collect();
+    let seen: Vec<(Value, Value, Value)> =
+        progress.iter().map(|e| (e["tool"].clone(), e["progress"].clone(), e["total"].clone())).collect();
+    assert_eq!(seen, [(json!(tool), json!(1), json!(2)), (json!(tool), json!(2), json!(2))], "{progress:?}");
+    assert!(progress.iter().all(|e| e["callId"].is_string() && e["message"].is_null()), "{progress:?}");
+    let results = tool_messages(&chat_requests().await[2]);
+    assert!(results[0].contains("Long running operation completed"), "{results:?}");
+}
+
+#[wasm_bindgen_test]
 async fn mcp_tools_are_called_through_the_relay_and_their_results_reach_the_model_fenced() {
     recorder("/__reset").await;
     script(json!([

@@ -83,7 +83,9 @@ async fn kept(env: &AgentEnv, ctx: &Ctx<'_>, call: &Call, output: ToolOutput) ->
         record.kept = Some(id.clone());
         let receipt = receipt(ctx.thread_id, &call.key, ReceiptOutcome::Done, &text, &record);
         match env.db.save_tool_result(ctx.thread_id, &id, kind, &title, &output.content, &receipt).await {
-            Ok(a) => ctx.tool(&call.call.id, &call.call.function.name, ToolEvent::Artifact { id: a.id, title: a.title }),
+            Ok(a) => {
+                ctx.tool(&call.call.id, &call.call.function.name, ToolEvent::Artifact { id: a.id, title: a.title })
+            }
             Err(e) => {
                 text.truncate(plain);
                 record.kept = None;

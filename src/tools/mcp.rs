@@ -117,7 +117,12 @@ impl Tool for McpAgentTool {
         let args = match args {
             Value::Null => Value::Object(Default::default()),
             Value::Object(_) => args.clone(),
-            _ => return Err(ToolError::InvalidArguments { tool: self.name.clone(), message: "give a JSON object".into() }),
+            _ => {
+                return Err(ToolError::InvalidArguments {
+                    tool: self.name.clone(),
+                    message: "give a JSON object".into(),
+                })
+            }
         };
         match super::json_schema::violation(&self.tool.input_schema, &args) {
             Some(message) => Err(ToolError::InvalidArguments { tool: self.name.clone(), message }),

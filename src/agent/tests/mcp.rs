@@ -97,7 +97,11 @@ fn a_call_that_breaks_the_servers_schema_is_refused_before_it_is_sent() {
     let results = tool_results(&h);
     assert!(results[0].contains("arguments.q: must be \"string\", not number"), "{results:?}");
     assert!(results[1].contains("lacks the required field \"q\""), "{results:?}");
-    assert_eq!(*server.calls.borrow(), [("search".to_owned(), json!({ "q": "12" }))], "only the fitting call reached it");
+    assert_eq!(
+        *server.calls.borrow(),
+        [("search".to_owned(), json!({ "q": "12" }))],
+        "only the fitting call reached it"
+    );
 }
 
 #[test]
@@ -141,10 +145,7 @@ fn a_calls_progress_reaches_the_person_as_events() {
     let tool = "mcp_notes_slow".to_owned();
     assert_eq!(
         progress,
-        [
-            (id.clone(), tool.clone(), 1.0, Some(2.0), Some("reading".to_owned())),
-            (id, tool, 2.0, Some(2.0), None)
-        ]
+        [(id.clone(), tool.clone(), 1.0, Some(2.0), Some("reading".to_owned())), (id, tool, 2.0, Some(2.0), None)]
     );
     assert!(tool_results(&h)[0].contains("read it all"));
 }
