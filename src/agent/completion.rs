@@ -48,8 +48,8 @@ impl Rule {
                  (get_outline, get_manuscript, get_project) before answering; never invent its content."
             ),
             Rule::NeedsSources => format!(
-                "{NUDGE} the person asked for a search and you have no source yet. Search the web (web_search) or open \
-                 a page before answering, and cite what you found."
+                "{NUDGE} the person asked for a search and you have no source yet. Search the web (web_search), open \
+                 a page or use a tool that looks it up before answering, and cite what you found."
             ),
         }
     }
@@ -95,7 +95,11 @@ pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Ru
             let words = asked(state);
             let wants_search = SEARCH_WORDS.iter().any(|w| words.contains(w));
             let sources = facts.known.iter().any(|f| matches!(f.subject, Subject::Search(_) | Subject::Page(_)));
-            (wants_search && !sources).then_some(Rule::NeedsSources)
+            // "Search my notes": a tool of an MCP server that answered this
+            // turn is a source as a page is (the person named where to look).
+            let consulted =
+                state.turn_records().any(|r| r.tool.starts_with(crate::mcp::PREFIX) && r.outcome == Outcome::Done);
+            (wants_search && !sources && !consulted).then_some(Rule::NeedsSources)
         }
         Strategy::ChatOnly => None,
     }

@@ -39,7 +39,7 @@ mod tests;
 pub use client::{McpClient, Progress, LIST_TIMEOUT, MAX_TOOLS, MAX_TOOL_PAGES, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
 pub use content::{relayed_servers, CallResult, McpTool, RelayedServer};
 pub use error::{McpError, Result};
-pub use names::{agent_tool_name, MAX_NAME};
+pub use names::{agent_tool_name, MAX_NAME, PREFIX};
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub use relay::{fetch_relayed_servers, ProxyRelay, RelayTransport};
 pub use servers::{McpRelay, McpServer, McpServers, ServerStatus, CHECK_TTL};

@@ -11,9 +11,12 @@
 /// Longest function name the model APIs take.
 pub const MAX_NAME: usize = 64;
 
+/// How the agent's names of MCP tools begin.
+pub const PREFIX: &str = "mcp_";
+
 /// The agent's name for tool `tool` of relayed server `server`.
 pub fn agent_tool_name(server: &str, tool: &str) -> String {
-    let mut name = String::from("mcp_");
+    let mut name = String::from(PREFIX);
     let mut exact = true;
     for part in [server, "_", tool] {
         for c in part.chars() {

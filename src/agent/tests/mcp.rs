@@ -151,6 +151,21 @@ fn a_calls_progress_reaches_the_person_as_events() {
 }
 
 #[test]
+fn a_search_of_the_persons_notes_through_mcp_is_a_source() {
+    let server = notes("Note 12: the lighthouse keeper's name is Ada.");
+    let h = with_servers(
+        vec![route(), calls(&[("mcp_notes_search", json!({ "q": "keeper" }))]), text("Her name is Ada (note 12).")],
+        vec![("notes", server)],
+    );
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let result = block_on(h.agent.send("s1", "Search my notes for the keeper's name.", events_into(&log))).unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{}", result.content);
+    assert!(result.content.contains("Ada"), "{}", result.content);
+    assert_eq!(h.model.requests().len(), 3, "answered without a nudge to search the web");
+    assert!(!log.borrow().iter().any(|e| matches!(e, AgentEvent::Info(Info::Nudged { .. }))));
+}
+
+#[test]
 fn a_destructive_mcp_tool_waits_for_the_person() {
     let server = notes("erased");
     let h = with_servers(
