@@ -576,6 +576,7 @@ async fn every_dialect_runs_a_research_turn_and_a_follow_up_through_the_agent() 
         ("vllm", None),
         ("azure", None),
         ("framing", None),
+        ("text-calls", None),
         ("openai", Some("gemma3")),
         ("openai", Some("gemma2")),
     ];
@@ -641,7 +642,8 @@ async fn every_dialect_runs_a_research_turn_and_a_follow_up_through_the_agent() 
         if template == Some("gemma2") {
             assert!(last.as_array().unwrap().iter().all(|m| m["role"] != "system"), "{name}: {last}");
         }
-        let reasoned = !matches!(dialect, "openai" | "gemini" | "mistral" | "object-args" | "azure" | "framing");
+        let reasoned =
+            !matches!(dialect, "openai" | "gemini" | "mistral" | "object-args" | "azure" | "framing" | "text-calls");
         if reasoned {
             let live: String = events
                 .iter()

@@ -39,7 +39,7 @@ pub use template::{
     add_user_text, alternate, fold_system, is_nine_char_id, template_violation, Learned, TemplateFamily, TemplateRule,
     TEMPLATE_FAMILIES,
 };
-pub use text_calls::{split_text_calls, TextCallFilter};
+pub use text_calls::{chat_reading_written_calls, split_text_calls, TextCallFilter};
 pub use think::split_think;
 pub use tokens::{estimate_request, estimate_tokens};
 pub use types::{ChatOutcome, ChatRequest, Delta, FunctionCall, FunctionSpec, Message, ToolCall, ToolSpec, Usage};

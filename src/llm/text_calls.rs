@@ -18,8 +18,11 @@
 
 use serde_json::Value;
 
+use super::error::Result;
+use super::model::ChatModel;
 use super::structured::balanced_end;
 use super::types::{ChatOutcome, ChatRequest, Delta, Message, ToolCall};
+use crate::cancel::CancelToken;
 
 /// The markers that open written calls, and what may close them.
 const MARKERS: [&str; 3] = ["<tool_call>", "[TOOL_CALLS]", "<|python_tag|>"];
@@ -265,6 +268,24 @@ impl TextCallFilter {
         *content = (!kept.is_empty()).then_some(kept);
         outcome
     }
+}
+
+/// `model`'s answer to `request`, with the calls it wrote as text read as
+/// its calls and held back from the stream (see [`TextCallFilter`]);
+/// `on_delta` hears the filtered stream. A request that offers no tools is
+/// passed through as it is. What the agent's model calls go through.
+pub async fn chat_reading_written_calls(
+    model: &dyn ChatModel,
+    request: ChatRequest,
+    on_delta: &mut dyn FnMut(Delta),
+    cancel: &CancelToken,
+) -> Result<ChatOutcome> {
+    if request.tools.is_empty() {
+        return model.chat(request, on_delta, cancel).await;
+    }
+    let mut filter = TextCallFilter::for_request(&request);
+    let outcome = model.chat(request, &mut |d| filter.delta(d, &mut *on_delta), cancel).await?;
+    Ok(filter.finish(outcome, on_delta))
 }
 
 #[cfg(test)]

@@ -240,7 +240,8 @@ async fn run(
             stage(Stage::Stopped, format!("its next request ({estimate} tokens) would exceed the budget"));
             break;
         }
-        let outcome = match ctx.model.chat(request, &mut |_| {}, &ctx.cancel).await {
+        let outcome = match crate::llm::chat_reading_written_calls(&*ctx.model, request, &mut |_| {}, &ctx.cancel).await
+        {
             Ok(o) => o,
             Err(LlmError::Aborted) => return Err(DelegateError::Aborted),
             Err(e) => return Err(DelegateError::Model(e)),

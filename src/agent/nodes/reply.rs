@@ -171,7 +171,11 @@ async fn call_model(
             }
             _ => {}
         };
-        env.model.chat(request, &mut on_delta, ctx_ref.cancel).await.map_err(llm_failure)?
+        // Calls a model writes as text (a server without a tool parser)
+        // become its calls, never the answer shown.
+        crate::llm::chat_reading_written_calls(&*env.model, request, &mut on_delta, ctx_ref.cancel)
+            .await
+            .map_err(llm_failure)?
     };
     thought.close(ctx);
     let mut output = state.output.clone();

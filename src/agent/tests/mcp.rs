@@ -166,6 +166,23 @@ fn a_search_of_the_persons_notes_through_mcp_is_a_source() {
 }
 
 #[test]
+fn a_destructive_call_written_as_text_waits_for_the_person_too() {
+    let server = notes("erased");
+    let h = with_servers(
+        vec![route(), text(r#"[TOOL_CALLS][{"name": "mcp_notes_erase", "arguments": {"id": 7}}]"#), text("Erased.")],
+        vec![("notes", server.clone())],
+    );
+    let result = block_on(h.agent.send("s1", "Erase note 7", agent_on())).unwrap();
+    assert_eq!(result.status, RunStatus::Interrupted, "{}", result.content);
+    assert_eq!(result.review.unwrap().tool, "mcp_notes_erase");
+    assert!(!result.content.contains("TOOL_CALLS"), "{}", result.content);
+    assert!(server.calls.borrow().is_empty(), "nothing ran before the approval");
+    let done = block_on(h.agent.resume("s1", Decision::approve(), agent_on())).unwrap();
+    assert_eq!(done.status, RunStatus::Completed, "{}", done.content);
+    assert_eq!(*server.calls.borrow(), [("erase".to_owned(), json!({ "id": 7 }))]);
+}
+
+#[test]
 fn a_destructive_mcp_tool_waits_for_the_person() {
     let server = notes("erased");
     let h = with_servers(

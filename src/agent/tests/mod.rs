@@ -212,6 +212,38 @@ fn a_research_question_searches_saves_an_artifact_and_answers() {
     assert!(block_on(h.db.undo_last(Origin::Agent)).unwrap().is_none(), "a saved search result is not an undo target");
 }
 
+/// A model whose server has no tool parser writes its call as text: it is
+/// run as a call, and never shown as the answer.
+#[test]
+fn a_call_written_as_text_runs_as_a_call_and_is_never_shown() {
+    let written = r#"<tool_call>{"name": "web_search", "arguments": {"query": "東京 天気 今日"}}</tool_call>"#;
+    let h = harness(vec![
+        json_reply(json!({"strategy": "general_agent", "reasoning": "needs current facts"})),
+        text(written),
+        json_reply(json!({"query": "東京 天気", "reason": "local topic"})),
+        text("Sunny, 18°C in Tokyo today [^1].\n\n[^1]: https://weather.example/tokyo"),
+    ]);
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let result = block_on(h.agent.send("s1", "Search today's weather in Tokyo.", events_into(&log))).unwrap();
+    assert_eq!(result.status, RunStatus::Completed, "{}", result.content);
+    assert_eq!(*h.web.queries.borrow(), ["東京 天気"]);
+    assert!(!result.content.contains("tool_call") && result.content.contains("Sunny"), "{}", result.content);
+    let shown: String = log
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Content { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(!shown.contains("tool_call") && shown.contains("web_search(query="), "{shown}");
+    // The call went back to the model as a call, with its result after it.
+    let requests = h.model.requests();
+    let sent = &requests[3].messages;
+    assert!(sent.iter().any(|m| m.tool_calls().iter().any(|c| c.function.name == "web_search")), "{sent:#?}");
+    assert!(sent.iter().all(|m| !m.text().contains("<tool_call>")), "{sent:#?}");
+}
+
 fn writing_setup(h: &Harness) -> (String, String) {
     let project = block_on(h.db.create_project("猫の話", "")).unwrap();
     let section =
