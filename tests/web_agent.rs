@@ -240,6 +240,37 @@ async fn project_plot_export_and_memories_through_the_js_api() {
     assert_eq!(prop(&err, "code").as_string().as_deref(), Some("not_found"));
 }
 
+/// `search_project` on real IndexedDB: the index the JS API's writes kept
+/// finds the chapter by its word (not the one with 東京都), and the model
+/// reads the hit's id.
+#[wasm_bindgen_test]
+async fn the_agent_searches_the_project_it_was_given_through_the_js_api() {
+    let agent = open(&format!("agent-{}", random_id())).await;
+    let project = JsFuture::from(agent.create_project("灯台".into(), None)).await.unwrap();
+    let project_id = prop(&project, "id").as_string().unwrap();
+    let tokyo = "\u{3000}祖母は東京都に住んでいた。";
+    let kyoto = "\u{3000}秋の京都で、灯台守の名を思い出した。";
+    JsFuture::from(agent.add_section(project_id.clone(), "第一章".into(), Some(tokyo.into()), None)).await.unwrap();
+    let second =
+        JsFuture::from(agent.add_section(project_id.clone(), "第二章".into(), Some(kyoto.into()), None)).await.unwrap();
+    let second_id = prop(&second, "id").as_string().unwrap();
+    script(json!([
+        { "type": "text", "text": "{\"strategy\":\"writing\",\"reasoning\":\"find\"}" },
+        { "type": "tool_calls", "calls": [{ "name": "search_project", "arguments": { "query": "京都", "project_id": project_id } }] },
+        { "type": "text", "text": "第二章です。" }
+    ]))
+    .await;
+    let result = JsFuture::from(agent.send("s".into(), "京都の場面はどこ？".into(), options(true))).await.unwrap();
+    assert_eq!(prop(&result, "status").as_string().as_deref(), Some("completed"));
+    let log = control("/__log", json!({})).await;
+    let chats: Vec<&Value> = log["requests"].as_array().unwrap().iter().filter(|r| r["path"] != "/search").collect();
+    let messages = chats.last().unwrap()["body"]["messages"].as_array().unwrap();
+    let found = messages.iter().rev().find(|m| m["role"] == "tool").unwrap()["content"].as_str().unwrap();
+    assert!(found.contains(&second_id) && found.contains("京都"), "{found}");
+    let ids_in = |text: &str| text.matches("\"id\"").count();
+    assert_eq!(ids_in(found.split("\n\n## ").next().unwrap()), 1, "only the chapter with 京都: {found}");
+}
+
 #[wasm_bindgen_test]
 async fn artifacts_import_through_the_js_api_whole_or_not_at_all() {
     let agent = open(&format!("agent-{}", random_id())).await;

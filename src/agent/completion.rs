@@ -75,10 +75,12 @@ fn asked(state: &AgentState) -> String {
 pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Rule> {
     match strategy {
         Strategy::Writing => {
-            let read_project = facts
-                .known
-                .iter()
-                .any(|f| matches!(f.subject, Subject::Section(_) | Subject::Outline(_) | Subject::Project(_)));
+            // A search of the project's chapters read them too (its hits are their text).
+            let read_project = facts.known.iter().any(|f| match &f.subject {
+                Subject::Section(_) | Subject::Outline(_) | Subject::Project(_) => true,
+                Subject::Find(key) => key.starts_with("search_project/"),
+                _ => false,
+            });
             // A chapter changed this turn must have been read before (the
             // change itself made that read stale).
             let changed_unread = facts
@@ -94,7 +96,11 @@ pub fn unmet(strategy: Strategy, state: &AgentState, facts: &Facts) -> Option<Ru
         Strategy::GeneralAgent => {
             let words = asked(state);
             let wants_search = SEARCH_WORDS.iter().any(|w| words.contains(w));
-            let sources = facts.known.iter().any(|f| matches!(f.subject, Subject::Search(_) | Subject::Page(_)));
+            // A local search the person asked for ("search my chapters") is a source too.
+            let sources = facts
+                .known
+                .iter()
+                .any(|f| matches!(f.subject, Subject::Search(_) | Subject::Page(_) | Subject::Find(_)));
             // "Search my notes": a tool of an MCP server that answered this
             // turn is a source as a page is (the person named where to look).
             let consulted =

@@ -140,6 +140,11 @@ pub fn describe(subject: &Subject) -> String {
         Subject::AnyOutline => "an outline".to_owned(),
         Subject::Search(q) => format!("the web search \"{q}\""),
         Subject::Page(url) => format!("the page {url}"),
+        Subject::Find(key) => {
+            let mut parts = key.splitn(4, '/');
+            let tool = parts.next().unwrap_or_default();
+            format!("the {tool} search \"{}\"", parts.nth(2).unwrap_or_default())
+        }
     }
 }
 

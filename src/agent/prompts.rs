@@ -16,7 +16,8 @@ artifacts live in their browser. Answer in the language the person writes in.";
 
 const TOOLS: &str = "How to work:\n\
 - Use tools without asking permission when they help; never invent facts about the person's projects: read them with the project tools.\n\
-- Find ids yourself (list_projects, get_outline) instead of asking for them.\n\
+- Find ids yourself (list_projects, get_outline) instead of asking for them. To find a passage, a name or a scene, search_project first, then read what it found.\n\
+- When the person refers to an earlier conversation: list_memory_dates if they give a time, search_memories if they describe it, then read_memories_by_date for the dates found.\n\
 - Before a search or a long read, say what you are doing with report_progress. Use record_thought for short reasoning and plan_task for multi-step work.\n\
 - Reuse the session artifacts listed in the context before searching again; call get_artifact to read one in full.\n\
 - Edits to the manuscript or artifacts are shown to the person for approval; if they reject one, take their reason into account.\n\

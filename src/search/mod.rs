@@ -173,7 +173,12 @@ impl Query {
         if text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
-        let cut = text.char_indices().nth(MAX_QUERY_CHARS).map_or(text.len(), |(i, _)| i);
+        let mut cut = text.char_indices().nth(MAX_QUERY_CHARS).map_or(text.len(), |(i, _)| i);
+        // A longer query is cut after its last whole word where it has
+        // spaces: half a word would be a part no document holds.
+        if cut < text.len() && !text[cut..].starts_with(char::is_whitespace) {
+            cut = text[..cut].rfind(char::is_whitespace).filter(|&at| !text[..at].trim().is_empty()).unwrap_or(cut);
+        }
         let text = &text[..cut];
         // The query's dictionary runs are cut as the segmenter cuts them (a
         // run's words do not depend on what surrounds it): a half-remembered

@@ -164,6 +164,9 @@ fn queries_of_any_content_answer_and_an_empty_one_is_refused() {
         let _ = run(&index, &query, &Scope::all(), 10);
     }
     assert_eq!(Scope::of(&["chapters".into()], None, None).unwrap_err(), SearchError::UnknownScope("chapters".into()));
+    // Cut after its last whole word: no half word ("lightho") among its parts.
+    let cut = Query::parse(&"京都 lighthouse ".repeat(200)).unwrap();
+    assert!(cut.parts.iter().all(|p| p.text == "京都" || p.text.starts_with("lighthous")), "{:?}", cut.parts);
 }
 
 #[test]

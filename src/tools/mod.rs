@@ -88,6 +88,7 @@ mod project;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod proxy_web;
 mod record;
+mod search;
 mod utility;
 mod web;
 
@@ -385,6 +386,9 @@ pub enum Subject {
     /// A web search, by its query (lowercase, single spaces).
     Search(String),
     Page(String),
+    /// A search of the person's local data (`search_project`,
+    /// `search_memories`): `<tool>/<project or *>/<limit>/<words>`.
+    Find(String),
 }
 
 impl Subject {
@@ -398,6 +402,7 @@ impl Subject {
             Subject::AnyOutline => ("any_outline", ""),
             Subject::Search(q) => ("search", q),
             Subject::Page(url) => ("page", url),
+            Subject::Find(key) => ("find", key),
         };
         format!("{kind}:{id}")
     }
@@ -414,6 +419,7 @@ impl Subject {
             "any_outline" => Subject::AnyOutline,
             "search" => Subject::Search(id),
             "page" => Subject::Page(id),
+            "find" => Subject::Find(id),
             _ => return None,
         })
     }
@@ -678,6 +684,7 @@ impl ToolRegistry {
         tools.extend(project::tools());
         tools.extend(edit::tools());
         tools.extend(memory::tools());
+        tools.extend(search::tools());
         tools.extend(web::tools());
         tools.extend(utility::tools());
         tools.extend(artifact::tools());

@@ -1253,6 +1253,7 @@ mod host;
 mod long_session;
 mod mcp;
 mod records;
+mod search;
 
 /// Issue 24: a model's reasoning streams live as a ```thought block before
 /// its answer (a code fence inside cannot close it), and never reaches the
