@@ -13,12 +13,14 @@ use tower_http::services::{ServeDir, ServeFile};
 
 use crate::state::{AppState, State};
 use crate::upstream::{describe_models, redact_url};
-use crate::{chat, gate, limit, log, mcp, web};
+use crate::{chat, embeddings, gate, limit, log, mcp, web};
 
 pub fn router(State(state): State) -> Router {
     let api = Router::new()
         .route("/api/chat", post(chat::completions))
         .route("/v1/chat/completions", post(chat::completions))
+        .route("/api/embeddings", post(embeddings::embeddings))
+        .route("/v1/embeddings", post(embeddings::embeddings))
         .route("/api/tools/web-search", post(web::search))
         .route("/api/tools/open-url", post(web::open_url))
         .route("/api/mcp/{*server}", post(mcp::relay::relay).get(mcp::relay::relay).delete(mcp::relay::relay))
@@ -67,11 +69,13 @@ async fn health(AxumState(state): AxumState<Arc<AppState>>) -> Json<Value> {
     if let Some(u) = state.upstreams.current() {
         let (available, chosen) = describe_models(&state.http, &u).await;
         let (main, sub) = chosen.map_or((None, None), |(m, s)| (Some(m), Some(s)));
+        // What "embed" stands for: the setting, else the first embedding model listed.
+        let embed = u.model_embed.clone().or_else(|| crate::discovery::pick_embedding(&available));
         upstream = Some(json!({
             "url": u.display_base(),
             "source": u.source,
             "detected": u.detected(),
-            "models": { "main": main, "sub": sub, "available": available },
+            "models": { "main": main, "sub": sub, "embed": embed, "available": available },
         }));
     }
     Json(json!({

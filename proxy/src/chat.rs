@@ -176,7 +176,7 @@ fn translated(
     )
 }
 
-fn not_configured() -> ProxyError {
+pub(crate) fn not_configured() -> ProxyError {
     ProxyError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "upstream_not_configured",
@@ -187,7 +187,7 @@ fn not_configured() -> ProxyError {
     )
 }
 
-fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
+pub(crate) fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
     let (status, kind) = if e.is_timeout() {
         (StatusCode::GATEWAY_TIMEOUT, "upstream_timeout")
     } else {
@@ -198,7 +198,7 @@ fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
 }
 
 /// Maps an upstream error answer to a JSON error with the same status.
-async fn upstream_error(upstream: &Upstream, answer: reqwest::Response) -> ProxyError {
+pub(crate) async fn upstream_error(upstream: &Upstream, answer: reqwest::Response) -> ProxyError {
     let status = answer.status();
     let retry_after = answer.headers().get(header::RETRY_AFTER).cloned();
     let mut body = Vec::new();

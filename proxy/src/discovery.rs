@@ -156,6 +156,14 @@ pub fn pick(models: &[ModelInfo]) -> Option<(String, String)> {
     Some((first.id.clone(), first.id.clone()))
 }
 
+/// What the alias "embed" stands for when no model is set: the first
+/// listed model that embeds text (not a reranker, a speech or image model).
+pub fn pick_embedding(models: &[ModelInfo]) -> Option<String> {
+    let other = ["rerank", "whisper", "tts", "dall-e", "moderation"];
+    let embeds = |m: &&ModelInfo| m.embedding && !other.iter().any(|o| m.id.to_ascii_lowercase().contains(o));
+    models.iter().find(embeds).map(|m| m.id.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

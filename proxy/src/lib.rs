@@ -10,6 +10,7 @@
 pub mod app;
 mod chat;
 mod discovery;
+mod embeddings;
 mod error;
 mod facts;
 mod gate;

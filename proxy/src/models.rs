@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use serde_json::Value;
 
-use crate::discovery::{ollama_models, pick, ModelInfo};
+use crate::discovery::{ollama_models, pick, pick_embedding, ModelInfo};
 use crate::error::ProxyError;
 use crate::facts::{ollama_loaded, Facts};
 use crate::upstream::Upstream;
@@ -342,6 +342,51 @@ impl ModelCatalog {
 enum Alias {
     Main,
     Sub,
+}
+
+impl ModelCatalog {
+    /// The embedding model to forward for `requested`: "embed" (or none)
+    /// is `ATELIER_MODEL_EMBED`, else the upstream's first embedding model;
+    /// another name must be that setting, one the upstream lists, or any
+    /// with `ATELIER_ALLOW_ANY_MODEL`.
+    pub async fn resolve_embedding(
+        &self,
+        http: &reqwest::Client,
+        upstream: &Upstream,
+        requested: Option<&str>,
+        allow_any: bool,
+    ) -> Result<String, ProxyError> {
+        let requested = requested.map(str::trim).filter(|m| !m.is_empty() && *m != "embed");
+        match (requested, &upstream.model_embed) {
+            (None, Some(configured)) => return Ok(configured.clone()),
+            (Some(name), configured) if allow_any || configured.as_deref() == Some(name) => return Ok(name.to_owned()),
+            _ => {}
+        }
+        let none = |why: String| {
+            ProxyError::new(
+                StatusCode::NOT_FOUND,
+                "no_embedding_model",
+                format!("{why}; pull or load one there (e.g. nomic-embed-text), or set ATELIER_MODEL_EMBED"),
+            )
+        };
+        match (requested, self.list(http, upstream, Asker::Chat).await) {
+            (_, Err(ListError::Unreachable(detail))) => Err(ProxyError::new(
+                StatusCode::BAD_GATEWAY,
+                "upstream_unreachable",
+                format!("cannot reach the LLM upstream at {} to resolve the model: {detail}", upstream.display_base()),
+            )),
+            (None, Ok(list)) => pick_embedding(&list.models)
+                .ok_or_else(|| none(format!("{} offers no embedding model", upstream.display_base()))),
+            (None, Err(ListError::NoList(why))) => {
+                Err(none(format!("no embedding model is configured and the upstream lists none ({why})")))
+            }
+            (Some(name), Ok(list)) if list.models.iter().any(|m| m.id == name) => Ok(name.to_owned()),
+            (Some(name), _) => Err(refused(format!(
+                "the model {name:?} is neither configured nor offered by the upstream; use \"embed\", one of the \
+                 upstream's models, or set ATELIER_ALLOW_ANY_MODEL=true"
+            ))),
+        }
+    }
 }
 
 fn refused(message: impl Into<String>) -> ProxyError {

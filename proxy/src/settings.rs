@@ -31,6 +31,11 @@ pub struct Settings {
     #[arg(long, env = "ATELIER_MODEL_SUB")]
     pub model_sub: Option<String>,
 
+    /// Model the alias "embed" stands for (`/api/embeddings`); else the
+    /// upstream's first embedding model.
+    #[arg(long, env = "ATELIER_MODEL_EMBED")]
+    pub model_embed: Option<String>,
+
     /// Tavily-compatible search endpoint (POST {query, max_results}).
     #[arg(long, env = "ATELIER_SEARCH_URL")]
     pub search_url: Option<String>,

@@ -31,6 +31,9 @@ pub struct Upstream {
     pub model_main: Option<String>,
     /// What the alias "sub" stands for.
     pub model_sub: Option<String>,
+    /// What the alias "embed" stands for, when set (else the upstream's
+    /// first embedding model).
+    pub model_embed: Option<String>,
     /// The upstream's models, fetched on demand and cached.
     pub catalog: ModelCatalog,
     /// Most context the proxy asks of Ollama for a model (`options.num_ctx`),
@@ -99,6 +102,7 @@ pub struct Upstreams {
     ports: Vec<u16>,
     model_main: Option<String>,
     model_sub: Option<String>,
+    model_embed: Option<String>,
     ollama_max_context: u64,
 }
 
@@ -111,6 +115,7 @@ impl Upstreams {
     pub async fn start(settings: &Settings) -> Upstreams {
         let model_main = non_empty(&settings.model_main).map(str::to_owned);
         let model_sub = non_empty(&settings.model_sub).map(str::to_owned);
+        let model_embed = non_empty(&settings.model_embed).map(str::to_owned);
         let configured = non_empty(&settings.upstream_url).map(|url| {
             Arc::new(Upstream {
                 base: url.trim_end_matches('/').to_owned(),
@@ -118,6 +123,7 @@ impl Upstreams {
                 source: "configured".into(),
                 model_main: model_main.clone(),
                 model_sub: model_sub.clone(),
+                model_embed: model_embed.clone(),
                 catalog: ModelCatalog::default(),
                 ollama_max_context: settings.ollama_max_context,
             })
@@ -130,6 +136,7 @@ impl Upstreams {
             ports: settings.local_ports.clone(),
             model_main,
             model_sub,
+            model_embed,
             ollama_max_context: settings.ollama_max_context,
         };
         upstreams.probe_if_due().await;
@@ -182,6 +189,7 @@ impl Upstreams {
             source: found.name,
             model_main: self.model_main.clone().or_else(|| picked.as_ref().map(|(main, _)| main.clone())),
             model_sub: self.model_sub.clone().or_else(|| picked.map(|(_, sub)| sub)),
+            model_embed: self.model_embed.clone(),
             catalog: ModelCatalog::default(),
             ollama_max_context: self.ollama_max_context,
         };

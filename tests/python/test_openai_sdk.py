@@ -1,9 +1,11 @@
 """The official `openai` Python SDK as a client of atelier-proxy's
 /v1/chat/completions, against a scripted fake upstream on 127.0.0.1."""
 
+import base64
 import json
 import os
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -27,7 +29,26 @@ class FakeUpstream(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        FakeUpstream.seen.append({"auth": self.headers.get("authorization"), "body": body})
+        FakeUpstream.seen.append({"auth": self.headers.get("authorization"), "body": body, "path": self.path})
+        if self.path.endswith("/embeddings"):
+            # One vector per input, as floats or as base64 of little-endian
+            # float32 (what the SDK asks for unless told otherwise).
+            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            data = []
+            for i, text in enumerate(inputs):
+                vector = [len(text) / 10, -0.5, 0.25]
+                if body.get("encoding_format") == "base64":
+                    vector = base64.b64encode(struct.pack("<3f", *vector)).decode()
+                data.append({"object": "embedding", "index": i, "embedding": vector})
+            answer = {"object": "list", "data": data, "model": body["model"],
+                      "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}}
+            raw = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+            return
         if body.get("stream"):
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
@@ -92,7 +113,8 @@ def start_proxy(upstream_port, extra):
 def proxy_url():
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), FakeUpstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    url, proc = start_proxy(upstream.server_address[1], {"ATELIER_UPSTREAM_KEY": KEY, "ATELIER_MODEL_MAIN": "real-model"})
+    url, proc = start_proxy(upstream.server_address[1], {"ATELIER_UPSTREAM_KEY": KEY, "ATELIER_MODEL_MAIN": "real-model",
+                                                          "ATELIER_MODEL_EMBED": "real-embedder"})
     yield url
     proc.terminate()
     log = proc.stderr.read().decode()
@@ -130,6 +152,19 @@ def test_tools(proxy_url):
     assert json.loads(call.function.arguments) == {"query": "wasm"}
     assert FakeUpstream.seen[-1]["body"]["tools"] == tools
     assert FakeUpstream.seen[-1]["body"]["tool_choice"] == "auto"
+
+
+def test_embeddings(proxy_url):
+    reply = client(proxy_url).embeddings.create(model="embed", input=["灯台守", "keeper"])
+    assert [d.index for d in reply.data] == [0, 1]
+    assert reply.data[0].embedding == pytest.approx([0.3, -0.5, 0.25])
+    assert reply.usage.total_tokens == 2
+    seen = FakeUpstream.seen[-1]
+    assert seen["path"] == "/v1/embeddings"
+    assert seen["body"]["model"] == "real-embedder"
+    assert seen["auth"] == f"Bearer {KEY}"
+    floats = client(proxy_url).embeddings.create(model="embed", input="a", encoding_format="float")
+    assert floats.data[0].embedding == pytest.approx([0.1, -0.5, 0.25])
 
 
 class FakeOllama(BaseHTTPRequestHandler):
