@@ -15,8 +15,43 @@ use super::{About, AnyTool, Subject, ToolError, ToolOutput, Touch};
 use crate::search::SearchOptions;
 
 pub fn tools() -> Vec<Rc<dyn AnyTool>> {
-    vec![Rc::new(SearchProject), Rc::new(SearchMemories)]
+    vec![Rc::new(PROJECT), Rc::new(MEMORIES)]
 }
+
+/// A search tool: one type for both, so the package holds one copy of a
+/// tool's code for the two.
+pub struct Find {
+    name: &'static str,
+    description: &'static str,
+    schema: &'static str,
+    /// The scopes searched (`agent.search`'s names).
+    scope: &'static [&'static str],
+    /// Whether it takes a `project_id`, and its hits say their project
+    /// (else: memories, whose hits say their date).
+    project: bool,
+}
+
+/// The person's chapters and plot, by their words.
+const PROJECT: Find = Find {
+    name: "search_project",
+    description: "Search the person's chapters, sections and plot items by words (Japanese or English): returns \
+ids, titles and a snippet around each hit, best first. Use it to find a passage, a name or a scene instead of \
+reading chapter after chapter, then read what you need with get_manuscript.",
+    schema: r#"{"type":"object","properties":{"query":{"type":"string","description":"the words to find"},"project_id":{"type":"string","description":"only this project (optional: all projects)"},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"at most this many hits (default 8)"}},"required":["query"]}"#,
+    scope: &["manuscripts", "plot"],
+    project: true,
+};
+
+/// Long-term memories, by their words.
+const MEMORIES: Find = Find {
+    name: "search_memories",
+    description: "Search the long-term memories of earlier conversations by words: returns each matching \
+memory's date, tags and a snippet, best first. Use it when the person describes an earlier conversation without \
+its date, then read that day with read_memories_by_date.",
+    schema: r#"{"type":"object","properties":{"query":{"type":"string","description":"the words to find"},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"at most this many hits (default 8)"}},"required":["query"]}"#,
+    scope: &["memories"],
+    project: false,
+};
 
 /// Hits a search gives the model when it asks for no number; the most.
 const DEFAULT_HITS: usize = 8;
@@ -50,13 +85,13 @@ impl FindArgs {
 }
 
 /// The hits of `args.query` in `scope`, as the model reads them: each
-/// hit's kind, id, title and snippet (and what `extra` adds of it), and a
-/// note while the index is still being built.
+/// hit's kind, id, title and snippet (and its project, or a memory's
+/// date), and a note while the index is still being built.
 async fn find(
     ctx: &super::ToolContext<'_>,
     args: &FindArgs,
     scope: &[&str],
-    extra: fn(&crate::search::Hit, &mut Map<String, Value>),
+    project: bool,
 ) -> Result<ToolOutput, ToolError> {
     let options = SearchOptions {
         scope: scope.iter().map(|s| (*s).to_owned()).collect(),
@@ -74,7 +109,16 @@ async fn find(
             item.insert("id".into(), hit.id.as_str().into());
             item.insert("title".into(), hit.title.as_str().into());
             item.insert("snippet".into(), hit.snippet.as_str().into());
-            extra(hit, &mut item);
+            match (&hit.project_id, project) {
+                (Some(id), true) => {
+                    item.insert("projectId".into(), id.as_str().into());
+                }
+                // A memory's title is its date, then its tags.
+                (_, false) => {
+                    item.insert("date".into(), hit.title.split(" · ").next().unwrap_or_default().into());
+                }
+                _ => {}
+            }
             Value::Object(item)
         })
         .collect();
@@ -96,52 +140,31 @@ fn hits_missing(status: &crate::store::SearchStatus) -> bool {
     !status.complete || status.pending > 0
 }
 
-tool! {
-    /// The person's chapters and plot, by their words.
-    SearchProject {
-        name: "search_project",
-        description: "Search the person's chapters, sections and plot items by words (Japanese or English): returns \
-ids, titles and a snippet around each hit, best first. Use it to find a passage, a name or a scene instead of \
-reading chapter after chapter, then read what you need with get_manuscript.",
-        parameters: crate::tools::schema(
-            r#"{"type":"object","properties":{"query":{"type":"string","description":"the words to find"},"project_id":{"type":"string","description":"only this project (optional: all projects)"},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"at most this many hits (default 8)"}},"required":["query"]}"#,
-        ),
-        about: About::READ,
-        args: FindArgs,
-        parse: |f| FindArgs::read(&f, true),
-        touches: |a| Some(Touch::Reads(a.subject("search_project"))),
-        call: |a, ctx| {
-            find(ctx, a, &["manuscripts", "plot"], |hit, item| {
-                if let Some(project) = &hit.project_id {
-                    item.insert("projectId".into(), project.as_str().into());
-                }
-            })
-            .await
-        }
-    }
-}
+#[async_trait::async_trait(?Send)]
+impl super::Tool for Find {
+    type Args = FindArgs;
 
-tool! {
-    /// Long-term memories, by their words.
-    SearchMemories {
-        name: "search_memories",
-        description: "Search the long-term memories of earlier conversations by words: returns each matching \
-memory's date, tags and a snippet, best first. Use it when the person describes an earlier conversation without \
-its date, then read that day with read_memories_by_date.",
-        parameters: crate::tools::schema(
-            r#"{"type":"object","properties":{"query":{"type":"string","description":"the words to find"},"limit":{"type":"integer","minimum":1,"maximum":20,"description":"at most this many hits (default 8)"}},"required":["query"]}"#,
-        ),
-        about: About::READ,
-        args: FindArgs,
-        parse: |f| FindArgs::read(&f, false),
-        touches: |a| Some(Touch::Reads(a.subject("search_memories"))),
-        call: |a, ctx| {
-            find(ctx, a, &["memories"], |hit, item| {
-                // A memory's title is its date, then its tags.
-                let date = hit.title.split(" · ").next().unwrap_or_default();
-                item.insert("date".into(), date.into());
-            })
-            .await
-        }
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn spec(&self) -> crate::llm::ToolSpec {
+        crate::llm::ToolSpec::function(self.name, self.description, crate::tools::schema(self.schema))
+    }
+
+    fn about(&self) -> About {
+        About::READ
+    }
+
+    fn parse(&self, args: &Value) -> Result<FindArgs, ToolError> {
+        FindArgs::read(&super::Fields::of(self.name, args)?, self.project)
+    }
+
+    fn touches(&self, args: &FindArgs) -> Option<Touch> {
+        Some(Touch::Reads(args.subject(self.name)))
+    }
+
+    async fn call(&self, args: &FindArgs, ctx: &super::ToolContext<'_>) -> Result<ToolOutput, ToolError> {
+        find(ctx, args, self.scope, self.project).await
     }
 }
