@@ -61,7 +61,7 @@ pub async fn completions(State(state): State<Arc<AppState>>, body: Bytes) -> Res
     }
 }
 
-type Failure = (ProxyError, Option<UpstreamLatency>);
+pub(crate) type Failure = (ProxyError, Option<UpstreamLatency>);
 
 async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     let Some(shared) = state.upstreams.for_chat().await else {
@@ -92,21 +92,7 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     } else {
         (format!("{}/chat/completions", upstream.base), serde_json::to_vec(&request), None)
     };
-    let mut call =
-        state.http.post(url).header(header::CONTENT_TYPE, "application/json").body(payload.unwrap_or_default());
-    if let Some(key) = upstream.key() {
-        call = call.bearer_auth(key);
-    }
-    let started = Instant::now();
-    let answer = call.send().await;
-    let latency = UpstreamLatency(started.elapsed());
-    let answer = answer.map_err(|e| {
-        if e.is_connect() {
-            // A detected local server went away: look again next time.
-            state.upstreams.lost(&shared);
-        }
-        (unreachable(upstream, &e), Some(latency))
-    })?;
+    let (answer, latency) = send_upstream(state, &shared, url, payload.unwrap_or_default()).await?;
 
     let status = answer.status();
     if !status.is_success() {
@@ -140,6 +126,34 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     }
     response.extensions_mut().insert(latency);
     Ok(response)
+}
+
+/// POSTs `payload` (JSON) to `url` of the upstream with its key; the
+/// answer's head and how long it took, or why it could not be reached (a
+/// detected local server that went away is forgotten, so the next request
+/// looks again).
+pub(crate) async fn send_upstream(
+    state: &AppState,
+    shared: &Arc<Upstream>,
+    url: String,
+    payload: Vec<u8>,
+) -> Result<(reqwest::Response, UpstreamLatency), Failure> {
+    let mut call = state.http.post(url).header(header::CONTENT_TYPE, "application/json").body(payload);
+    if let Some(key) = shared.key() {
+        call = call.bearer_auth(key);
+    }
+    let started = Instant::now();
+    let answer = call.send().await;
+    let latency = UpstreamLatency(started.elapsed());
+    match answer {
+        Ok(answer) => Ok((answer, latency)),
+        Err(e) => {
+            if e.is_connect() {
+                state.upstreams.lost(shared);
+            }
+            Err((unreachable(shared, &e), Some(latency)))
+        }
+    }
 }
 
 /// Ollama's answer as OpenAI's, translated as its bytes arrive.
@@ -187,7 +201,7 @@ pub(crate) fn not_configured() -> ProxyError {
     )
 }
 
-pub(crate) fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
+fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
     let (status, kind) = if e.is_timeout() {
         (StatusCode::GATEWAY_TIMEOUT, "upstream_timeout")
     } else {

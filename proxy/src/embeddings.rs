@@ -6,7 +6,6 @@
 //! (vectors, usage) comes back as the upstream wrote it, streamed.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -15,9 +14,8 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::chat::{not_configured, unreachable, upstream_error};
+use crate::chat::{not_configured, send_upstream, upstream_error};
 use crate::error::ProxyError;
-use crate::log::UpstreamLatency;
 use crate::state::AppState;
 
 /// Most texts one request may embed (OpenAI's own limit).
@@ -64,23 +62,8 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, ProxyError> 
     let model = upstream.catalog.resolve_embedding(&state.http, upstream, requested, state.allow_any_model).await?;
     fields.insert("model".into(), Value::String(model));
     let payload = serde_json::to_vec(&request).unwrap_or_default();
-    let mut call = state
-        .http
-        .post(format!("{}/embeddings", upstream.base))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(payload);
-    if let Some(key) = upstream.key() {
-        call = call.bearer_auth(key);
-    }
-    let started = Instant::now();
-    let answer = call.send().await;
-    let latency = UpstreamLatency(started.elapsed());
-    let answer = answer.map_err(|e| {
-        if e.is_connect() {
-            state.upstreams.lost(&shared);
-        }
-        unreachable(upstream, &e)
-    })?;
+    let url = format!("{}/embeddings", upstream.base);
+    let (answer, latency) = send_upstream(state, &shared, url, payload).await.map_err(|(e, _)| e)?;
     if !answer.status().is_success() {
         return Err(upstream_error(upstream, answer).await);
     }

@@ -124,11 +124,7 @@ impl ModelCatalog {
         }
         let listed = self.list(http, upstream, Asker::Chat).await.map(|l| l.models.clone());
         match (alias, listed) {
-            (_, Err(ListError::Unreachable(detail))) => Err(ProxyError::new(
-                StatusCode::BAD_GATEWAY,
-                "upstream_unreachable",
-                format!("cannot reach the LLM upstream at {} to resolve the model: {detail}", upstream.display_base()),
-            )),
+            (_, Err(ListError::Unreachable(detail))) => Err(unlisted(upstream, &detail)),
             (Some(alias), Ok(list)) => match pick(&list) {
                 Some((main, sub)) => Ok(if matches!(alias, Alias::Main) { main } else { sub }),
                 None => Err(refused(format!(
@@ -370,11 +366,7 @@ impl ModelCatalog {
             )
         };
         match (requested, self.list(http, upstream, Asker::Chat).await) {
-            (_, Err(ListError::Unreachable(detail))) => Err(ProxyError::new(
-                StatusCode::BAD_GATEWAY,
-                "upstream_unreachable",
-                format!("cannot reach the LLM upstream at {} to resolve the model: {detail}", upstream.display_base()),
-            )),
+            (_, Err(ListError::Unreachable(detail))) => Err(unlisted(upstream, &detail)),
             (None, Ok(list)) => pick_embedding(&list.models)
                 .ok_or_else(|| none(format!("{} offers no embedding model", upstream.display_base()))),
             (None, Err(ListError::NoList(why))) => {
@@ -387,6 +379,15 @@ impl ModelCatalog {
             ))),
         }
     }
+}
+
+/// The upstream could not be asked for its models.
+fn unlisted(upstream: &Upstream, detail: &str) -> ProxyError {
+    ProxyError::new(
+        StatusCode::BAD_GATEWAY,
+        "upstream_unreachable",
+        format!("cannot reach the LLM upstream at {} to resolve the model: {detail}", upstream.display_base()),
+    )
 }
 
 fn refused(message: impl Into<String>) -> ProxyError {
