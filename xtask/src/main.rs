@@ -9,6 +9,7 @@
 //! * `cargo xtask fuzz [SECONDS]` — runs the cargo-fuzz targets for a while.
 
 mod cmd;
+mod glue_names;
 mod package;
 mod services;
 mod tools;

@@ -184,8 +184,11 @@ pub fn build_matrix(root: &Path, what: What) -> Result<Vec<std::path::PathBuf>> 
                 .arg(&wasm)
                 .arg("-o")
                 .arg(&wasm))?;
+            let name = &matrix.package.out_name;
+            let (js, dts) = (out.join(format!("{name}.js")), out.join(format!("{name}.d.ts")));
+            let shortened = crate::glue_names::shorten(&wasm, &format!("./{name}_bg.js"), &js, &dts)?;
             let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
-            eprintln!("{}: {} bytes", wasm.display(), size);
+            eprintln!("{}: {} bytes ({shortened} bindings shortened)", wasm.display(), size);
             if let Some(js) = &matrix.js {
                 js.apply(root, &out)?;
             }
