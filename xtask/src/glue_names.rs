@@ -1,15 +1,18 @@
 //! Short names for what only the package's own glue uses: the `.wasm`'s
 //! imports from the glue (`__wbg_get_d7176cfb76d71114`: a name and a hash
-//! per binding) and its closure-invoking exports (a mangled Rust path of up
-//! to 250 characters each) become `$a`, `$b`, … in the `.wasm`, the glue
-//! and its `.d.ts` alike. The hashes are text gzip cannot shrink, and each
-//! stood in both files: about −4.7 KB gzip of the package. The API's own
-//! names (the classes, functions and their methods) are untouched.
+//! per binding) and its exports (`agent_send`; the closure invokers, a
+//! mangled Rust path of up to 250 characters each) become `$a`, `$b`, … in
+//! the `.wasm`, the glue and its `.d.ts` (`InitOutput`) alike. The hashes
+//! are text gzip cannot shrink, and each stood in both files: about −5.3 KB
+//! gzip of the package. The API's own names (the classes, functions and
+//! their methods) are untouched; `memory` keeps its name.
 //!
 //! The `.wasm` is read section by section (only the import and export
-//! sections change); the JS is rewritten token by token (an identifier that
-//! is a renamed binding, nothing else). A name not found in the glue, or a
-//! short name the glue already uses, fails the build.
+//! sections change); the JS is rewritten token by token (an import's name
+//! wherever it stands; an export's only as `wasm.<name>`, since a public
+//! function has the same name as its export). A name not found in the
+//! glue, or a short name the glue already uses, fails the build; an export
+//! the glue does not reach as `wasm.<name>` keeps its name.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -99,12 +102,17 @@ fn short(mut n: usize) -> String {
     out
 }
 
-/// `text` with every identifier token in `renamed` replaced.
+/// `text` with every identifier token in `renamed` replaced (with
+/// `after`, only a token right after that text: `wasm.`).
 fn rename_tokens(text: &str, renamed: &HashMap<String, String>, seen: &mut HashSet<String>) -> String {
+    rename_after(text, "", renamed, seen)
+}
+
+fn rename_after(text: &str, after: &str, renamed: &HashMap<String, String>, seen: &mut HashSet<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut token = String::new();
     let flush = |token: &mut String, out: &mut String, seen: &mut HashSet<String>| {
-        match renamed.get(token.as_str()) {
+        match renamed.get(token.as_str()).filter(|_| out.ends_with(after)) {
             Some(new) => {
                 seen.insert(token.clone());
                 out.push_str(new);
@@ -135,10 +143,16 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
     if bytes.get(..8) != Some(b"\0asm\x01\0\0\0".as_slice()) {
         return Err(format!("{} is not a WebAssembly module", wasm.display()));
     }
+    // The exports the glue reaches as `wasm.<name>`.
+    let mut reached = HashSet::new();
+    let every: HashMap<String, String> = exports(&bytes)?.into_iter().map(|e| (e.clone(), e)).collect();
+    rename_after(&glue, "wasm.", &every, &mut reached);
     let mut renamed: HashMap<String, String> = HashMap::new();
-    let mut rename = |old: &str| -> String {
-        let next = short(renamed.len());
-        renamed.entry(old.to_owned()).or_insert(next).clone()
+    let mut exported: HashMap<String, String> = HashMap::new();
+    let mut count = 0;
+    let mut next = || {
+        count += 1;
+        short(count - 1)
     };
     let mut out = bytes[..8].to_vec();
     let mut at = 8;
@@ -162,7 +176,11 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
                     p += 1;
                     skip_import(body, &mut p, kind)?;
                     put_name(&mut nb, module);
-                    put_name(&mut nb, &if module == glue_module { rename(field) } else { field.to_owned() });
+                    let field = match module == glue_module {
+                        true => renamed.entry(field.to_owned()).or_insert_with(&mut next).clone(),
+                        false => field.to_owned(),
+                    };
+                    put_name(&mut nb, &field);
                     nb.extend_from_slice(&body[start..p]);
                 }
                 nb
@@ -177,9 +195,11 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
                     let start = p;
                     p += 1;
                     leb(body, &mut p)?;
-                    // The closure invokers: `wasm_bindgen_<hash>___convert__closures…`.
-                    let internal = export.starts_with("wasm_bindgen_");
-                    put_name(&mut nb, &if internal { rename(export) } else { export.to_owned() });
+                    let export = match export != "memory" && reached.contains(export) {
+                        true => exported.entry(export.to_owned()).or_insert_with(&mut next).clone(),
+                        false => export.to_owned(),
+                    };
+                    put_name(&mut nb, &export);
                     nb.extend_from_slice(&body[start..p]);
                 }
                 nb
@@ -192,24 +212,48 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
     }
     // A short name the glue already has would now mean two things.
     let mut none = HashSet::new();
-    let shorts: HashMap<String, String> = renamed.values().map(|s| (s.clone(), s.clone())).collect();
+    let shorts: HashMap<String, String> =
+        renamed.values().chain(exported.values()).map(|s| (s.clone(), s.clone())).collect();
     let mut clashes = HashSet::new();
     rename_tokens(&glue, &shorts, &mut clashes);
     if let Some(clash) = clashes.iter().next() {
         return Err(format!("the glue already uses the name {clash}"));
     }
     let mut seen = HashSet::new();
-    let new_glue = rename_tokens(&glue, &renamed, &mut seen);
+    let new_glue = rename_after(&rename_tokens(&glue, &renamed, &mut seen), "wasm.", &exported, &mut none);
     if let Some(missing) = renamed.keys().find(|k| !seen.contains(*k)) {
         return Err(format!("the glue never names the binding {missing}: not shortened"));
     }
-    let new_types = rename_tokens(&types, &renamed, &mut none);
+    let new_types = rename_after(&rename_tokens(&types, &renamed, &mut none), "readonly ", &exported, &mut none);
     let write =
         |p: &Path, data: &[u8]| std::fs::write(p, data).map_err(|e| format!("cannot write {}: {e}", p.display()));
     write(wasm, &out)?;
     write(js, new_glue.as_bytes())?;
     write(dts, new_types.as_bytes())?;
-    Ok(renamed.len())
+    Ok(renamed.len() + exported.len())
+}
+
+/// The names of the module's exports.
+fn exports(bytes: &[u8]) -> Result<Vec<String>> {
+    let mut at = 8;
+    while at < bytes.len() {
+        let id = bytes[at];
+        at += 1;
+        let size = leb(bytes, &mut at)? as usize;
+        let body = bytes.get(at..at + size).ok_or("the .wasm ends inside a section")?;
+        at += size;
+        if id == 7 {
+            let mut p = 0;
+            let mut names = Vec::new();
+            for _ in 0..leb(body, &mut p)? {
+                names.push(name(body, &mut p)?.to_owned());
+                p += 1;
+                leb(body, &mut p)?;
+            }
+            return Ok(names);
+        }
+    }
+    Ok(Vec::new())
 }
 
 #[cfg(test)]
@@ -231,5 +275,9 @@ mod tests {
         let text = "{__wbg_get_1f:function(a){},x:__wbg_get_1f_more,\"__wbg_get_1f\"}";
         assert_eq!(rename_tokens(text, &renamed, &mut seen), "{$a:function(a){},x:__wbg_get_1f_more,\"$a\"}");
         assert!(seen.contains("__wbg_get_1f"));
+        // An export only where the glue calls it, not the public function of its name.
+        let exported = HashMap::from([("applyEdits".to_owned(), "$b".to_owned())]);
+        let glue = "function applyEdits(t){return wasm.applyEdits(t)}";
+        assert_eq!(rename_after(glue, "wasm.", &exported, &mut seen), "function applyEdits(t){return wasm.$b(t)}");
     }
 }
