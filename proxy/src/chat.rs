@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
-use crate::ollama;
 use crate::state::AppState;
 use crate::upstream::Upstream;
 use crate::usage::UsageTap;
+use crate::{ollama, text_tools};
 
 /// Logs an answer's token counts (one `{"event":"usage",...}` line on stderr)
 /// when its body is done with: streamed to the end, or dropped.
@@ -83,13 +83,22 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     fields.insert("model".into(), Value::String(model.clone()));
 
     let listing = upstream.catalog.for_chat(&state.http, &shared).await;
+    // A model its server says takes no tools gets them as text (`text_tools.rs`).
+    let no_tools =
+        |info: Option<&crate::discovery::ModelInfo>| info.and_then(|i| i.capabilities).is_some_and(|c| !c.tools);
     let (url, payload, translator) = if listing.ollama {
         let info = upstream.catalog.ollama_model(&state.http, upstream, &listing, &model).await;
+        if no_tools(Some(&info)) {
+            text_tools::inline_tools(&mut request);
+        }
         let native =
             ollama::prepare(&request, &info, &upstream.catalog, upstream.ollama_max_context).map_err(|e| (e, None))?;
         let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
         (format!("{root}/api/chat"), serde_json::to_vec(&native), Some(ollama::Translator::new(&request, &model)))
     } else {
+        if no_tools(listing.models.iter().find(|m| m.id == model)) {
+            text_tools::inline_tools(&mut request);
+        }
         (format!("{}/chat/completions", upstream.base), serde_json::to_vec(&request), None)
     };
     let (answer, latency) = send_upstream(state, &shared, url, payload.unwrap_or_default()).await?;

@@ -23,6 +23,7 @@ pub mod page;
 pub mod settings;
 mod ssrf;
 pub mod state;
+mod text_tools;
 mod upstream;
 mod usage;
 mod web;

@@ -218,13 +218,38 @@ async fn the_context_asked_for_never_shrinks_so_the_model_is_not_reloaded() {
 }
 
 #[tokio::test]
-async fn a_model_without_tools_says_so() {
+async fn a_model_without_tools_gets_them_as_text_and_answers_with_written_calls() {
     let ollama = FakeOllama::start(models());
     let proxy = proxy_for(&ollama, true);
-    let tools = json!([{"type": "function", "function": {"name": "open_url", "description": "d", "parameters": {"type": "object"}}}]);
+    let tools = json!([{"type": "function", "function": {"name": "open_url", "description": "Opens a page.",
+                        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}}}]);
+    let written = r#"<tool_call>{"name": "open_url", "arguments": {"url": "https://a.example"}}</tool_call>"#;
+    ollama.push(NativeReply::Text(written));
+    let history = json!([
+        {"role": "system", "content": "You help."},
+        {"role": "user", "content": "Open a.example"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "open_url", "arguments": "{\"url\":\"https://b.example\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Page B"}
+    ]);
     let (status, text) =
-        post(&proxy, json!({"model": "gemma3:270m", "tools": tools, "messages": [{"role": "user", "content": "hi"}]}))
+        post(&proxy, json!({"model": "gemma3:270m", "tools": tools, "tool_choice": "auto", "messages": history})).await;
+    // Not the server's 400 "does not support tools": the call, written as text, comes back.
+    assert_eq!(status, 200, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], written);
+    let chats = ollama.chats();
+    let sent = &chats.last().unwrap().body;
+    assert!(sent.get("tools").is_none(), "{sent}");
+    let messages = sent["messages"].as_array().unwrap();
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You help.") && system.contains("open_url: Opens a page."), "{system}");
+    assert!(messages.iter().all(|m| m["role"] != "tool" && m.get("tool_calls").is_none()), "{sent}");
+    assert!(messages[2]["content"].as_str().unwrap().contains("<tool_call>"), "{sent}");
+    // A model with tools gets them as they are.
+    let (status, _) =
+        post(&proxy, json!({"model": "qwen3:8b", "tools": tools, "messages": [{"role": "user", "content": "hi"}]}))
             .await;
-    assert_eq!(status, 400);
-    assert!(text.contains("does not support tools"), "{text}");
+    assert_eq!(status, 200);
+    assert!(ollama.chats().last().unwrap().body["tools"].is_array());
 }
