@@ -183,6 +183,65 @@ fn a_destructive_call_written_as_text_waits_for_the_person_too() {
 }
 
 #[test]
+fn a_session_grant_and_the_apps_policy_apply_to_mcp_tools() {
+    use crate::agent::consent::{ApprovalPolicy, PolicyCall, Verdict};
+    // `tag` writes (destructive by default) within its server (closed world);
+    // `erase` reaches beyond it (no annotations: the spec's defaults).
+    let closed = json!({ "openWorldHint": false });
+    let server = ToyServer::new(
+        json!([
+            { "name": "tag", "description": "Tags a note", "inputSchema": { "type": "object" }, "annotations": closed },
+            { "name": "erase", "description": "Erases a note", "inputSchema": { "type": "object" } },
+        ]),
+        |tool, _| json!({ "content": [{ "type": "text", "text": format!("{tool} done") }] }),
+    );
+    let tag = || calls(&[("mcp_notes_tag", json!({ "id": 7, "tag": "draft" }))]);
+    let h = with_servers(vec![route(), tag(), text("Tagged.")], vec![("notes", server.clone())]);
+    let first = block_on(h.agent.send("s1", "Tag note 7", agent_on())).unwrap();
+    assert_eq!(first.status, RunStatus::Interrupted, "{}", first.content);
+    block_on(h.agent.resume("s1", Decision::approve_for_session(), agent_on())).unwrap();
+    play(&h, vec![route(), tag(), text("Tagged again.")]);
+    let granted = block_on(h.agent.send("s1", "Tag it again", agent_on())).unwrap();
+    assert_eq!(granted.status, RunStatus::Completed, "granted for the session: no review: {:?}", granted.review);
+    assert_eq!(server.calls.borrow().len(), 2);
+    let state = block_on(h.agent.state("s1")).unwrap().unwrap();
+    assert_eq!(state.records.last().unwrap().by, Some(crate::tools::Decider::Grant));
+    // A grant never covers what the outbound rule holds: with an MCP result
+    // (untrusted) in the conversation, an open-world tool always asks.
+    block_on(h.db.grant("s1", "mcp_notes_erase")).unwrap();
+    play(&h, vec![route(), calls(&[("mcp_notes_erase", json!({ "id": 7 }))])]);
+    let held = block_on(h.agent.send("s1", "Erase it", agent_on())).unwrap();
+    assert_eq!(held.status, RunStatus::Interrupted, "{}", held.content);
+    assert!(held.review.unwrap().reason.unwrap().contains("reaches beyond it"));
+    assert_eq!(server.calls.borrow().len(), 2, "the erase did not run");
+
+    // The app's policy decides an MCP call as any other (here: refuses it).
+    struct NoErasing;
+    #[async_trait::async_trait(?Send)]
+    impl ApprovalPolicy for NoErasing {
+        async fn decide(&self, call: PolicyCall<'_>) -> Result<Verdict, String> {
+            Ok(match call.tool {
+                "mcp_notes_erase" => Verdict::Deny(Some("erasing is off in this app".into())),
+                _ => Verdict::Default,
+            })
+        }
+    }
+    let server = notes("erased");
+    let relay = ToyRelay(vec![("notes", server.clone())]);
+    let h = harness_with(
+        Rc::new(MemoryBackend::new()),
+        vec![route(), calls(&[("mcp_notes_erase", json!({ "id": 7 }))]), text("I may not erase it.")],
+        Vec::new(),
+        Some(Rc::new(NoErasing)),
+        Some(Rc::new(McpServers::new(Box::new(relay)))),
+    );
+    let denied = block_on(h.agent.send("s1", "Erase note 7", agent_on())).unwrap();
+    assert_eq!(denied.status, RunStatus::Completed, "{}", denied.content);
+    assert!(server.calls.borrow().is_empty(), "the policy refused it: nothing reached the server");
+    assert!(tool_results(&h)[0].contains("erasing is off in this app"), "{:?}", tool_results(&h));
+}
+
+#[test]
 fn a_destructive_mcp_tool_waits_for_the_person() {
     let server = notes("erased");
     let h = with_servers(
