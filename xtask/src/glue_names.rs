@@ -155,13 +155,7 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
         short(count - 1)
     };
     let mut out = bytes[..8].to_vec();
-    let mut at = 8;
-    while at < bytes.len() {
-        let id = bytes[at];
-        at += 1;
-        let size = leb(&bytes, &mut at)? as usize;
-        let body = bytes.get(at..at + size).ok_or("the .wasm ends inside a section")?;
-        at += size;
+    for (id, body) in sections(&bytes)? {
         let new_body = match id {
             2 => {
                 let mut p = 0;
@@ -233,27 +227,31 @@ pub fn shorten(wasm: &Path, glue_module: &str, js: &Path, dts: &Path) -> Result<
     Ok(renamed.len() + exported.len())
 }
 
-/// The names of the module's exports.
-fn exports(bytes: &[u8]) -> Result<Vec<String>> {
-    let mut at = 8;
+/// The module's sections after its header: each id and body.
+fn sections(bytes: &[u8]) -> Result<Vec<(u8, &[u8])>> {
+    let (mut all, mut at) = (Vec::new(), 8);
     while at < bytes.len() {
         let id = bytes[at];
         at += 1;
         let size = leb(bytes, &mut at)? as usize;
-        let body = bytes.get(at..at + size).ok_or("the .wasm ends inside a section")?;
+        all.push((id, bytes.get(at..at + size).ok_or("the .wasm ends inside a section")?));
         at += size;
-        if id == 7 {
-            let mut p = 0;
-            let mut names = Vec::new();
-            for _ in 0..leb(body, &mut p)? {
-                names.push(name(body, &mut p)?.to_owned());
-                p += 1;
-                leb(body, &mut p)?;
-            }
-            return Ok(names);
+    }
+    Ok(all)
+}
+
+/// The names of the module's exports.
+fn exports(bytes: &[u8]) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for (_, body) in sections(bytes)?.into_iter().filter(|(id, _)| *id == 7) {
+        let mut p = 0;
+        for _ in 0..leb(body, &mut p)? {
+            names.push(name(body, &mut p)?.to_owned());
+            p += 1;
+            leb(body, &mut p)?;
         }
     }
-    Ok(Vec::new())
+    Ok(names)
 }
 
 #[cfg(test)]
