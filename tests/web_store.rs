@@ -741,3 +741,72 @@ async fn a_guarded_batch_checks_and_writes_before_another_tabs_write_lands() {
     this_tab.close();
     IdbBackend::delete(&db_name).await.unwrap();
 }
+
+atelier_agent::graph_state! {
+    /// A thread's state for the checkpointer test.
+    pub struct Steps, update StepsUpdate {
+        append seen: Vec<u64>,
+    }
+}
+
+fn step_checkpoint(step: u64) -> atelier_agent::graph::Checkpoint<Steps> {
+    atelier_agent::graph::Checkpoint {
+        id: atelier_agent::graph::Checkpoint::<Steps>::id_for(step),
+        thread_id: "thread".into(),
+        parent_id: step.checked_sub(1).map(atelier_agent::graph::Checkpoint::<Steps>::id_for),
+        step,
+        state: Steps { seen: (0..=step).collect() },
+        next: Some("node".into()),
+        interrupt: None,
+        created_at: 0.0,
+    }
+}
+
+/// Steps that end in one synchronous stretch share one transaction, and
+/// their checkpoints land once the page yields, without a flush: a tab
+/// closed mid-run keeps them. The other tabs hear of each transaction (one
+/// notice each) when the run flushes.
+#[wasm_bindgen_test]
+async fn checkpoints_of_one_stretch_share_a_transaction_and_land_without_a_flush() {
+    use atelier_agent::graph::Checkpointer;
+    use std::time::Duration;
+    let db_name = name("stretch");
+    let backend = Rc::new(IdbBackend::open(&db_name).await.unwrap());
+    let other = IdbBackend::open(&db_name).await.unwrap();
+    let notices = Rc::new(RefCell::new(0));
+    let count = notices.clone();
+    let listener = Closure::<dyn FnMut(JsValue)>::new(move |_| *count.borrow_mut() += 1);
+    let _stop = other.on_change(listener.as_ref().unchecked_ref());
+    let saver = StoreCheckpointer::<Steps>::new(backend.clone(), PrunePolicy { keep_per_thread: 2 });
+    // The first put reads the thread's keys (a real wait); the next three run without yielding.
+    for step in 0..4 {
+        saver.put(step_checkpoint(step)).await.unwrap();
+    }
+    // What the other connection sees once the newest step is there.
+    let landed = |newest: u64| {
+        let other = &other;
+        async move {
+            for _ in 0..200 {
+                let stored = other.by_index(stores::CHECKPOINTS, "threadId", "thread").await.unwrap();
+                let mut steps: Vec<u64> = stored.iter().filter_map(|c| c["step"].as_u64()).collect();
+                if steps.contains(&newest) {
+                    steps.sort_unstable();
+                    return steps;
+                }
+                atelier_agent::platform::sleep(Duration::from_millis(5)).await;
+            }
+            panic!("the checkpoints did not land without a flush");
+        }
+    };
+    assert_eq!(landed(3).await, [2, 3], "the newest two kept, the older ones deleted in the same batch");
+    // A later stretch is a transaction of its own; a read waits for it.
+    saver.put(step_checkpoint(4)).await.unwrap();
+    let latest = saver.latest("thread").await.unwrap().unwrap();
+    assert_eq!(latest.state.seen, [0, 1, 2, 3, 4]);
+    assert_eq!(landed(4).await, [3, 4]);
+    atelier_agent::platform::sleep(Duration::from_millis(50)).await;
+    assert_eq!(*notices.borrow(), 2, "five steps in two stretches: two transactions");
+    backend.close();
+    other.close();
+    let _ = IdbBackend::delete(&db_name).await;
+}

@@ -6,12 +6,15 @@
 //! thread as blobs and referenced (see `store::blobs`), so a checkpoint
 //! costs its small fields, not another copy of every page read so far.
 //!
-//! Each step's batch is issued the moment the step ends, without waiting
-//! for the previous ones to commit: IndexedDB runs transactions on one
-//! store in the order they were created, so the step's transaction commits
-//! behind its predecessors while the next node already runs, and a crash
-//! loses at most the steps whose transactions had not committed yet. A
-//! pause for review, the end of a run and every read wait for all of them.
+//! Each step's batch is issued when the step ends, without waiting for the
+//! previous ones to commit: IndexedDB runs transactions on one store in the
+//! order they were created, so the step's transaction commits behind its
+//! predecessors while the next node already runs, and a crash loses at most
+//! the steps whose transactions had not committed yet. Steps that end in
+//! one synchronous stretch of the page (nodes that await nothing) share one
+//! transaction, started once that stretch yields (none of them could commit
+//! before it does anyway). A pause for review, the end of a run and every
+//! read start what waits and wait for all of it.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -35,8 +38,9 @@ use crate::graph::{Checkpoint, CheckpointError, Checkpointer, GraphState, PruneP
 pub struct StoreCheckpointer<S> {
     backend: Rc<dyn Backend>,
     policy: PrunePolicy,
-    /// Batches issued and not yet known to be committed, oldest first.
-    in_flight: RefCell<Vec<InFlight>>,
+    /// Writes of the steps ended since the page last yielded, and the
+    /// batches issued and not yet known to be committed, oldest first.
+    queue: Rc<Queue>,
     /// Known checkpoint keys per thread, oldest first (read once per thread).
     keys: RefCell<HashMap<String, Vec<(u64, String)>>>,
     /// Blob hashes already stored per thread (read once per thread).
@@ -49,7 +53,7 @@ impl<S> StoreCheckpointer<S> {
         StoreCheckpointer {
             backend,
             policy,
-            in_flight: RefCell::new(Vec::new()),
+            queue: Rc::default(),
             keys: RefCell::new(HashMap::new()),
             blobs: RefCell::new(HashMap::new()),
             _state: PhantomData,
@@ -59,6 +63,30 @@ impl<S> StoreCheckpointer<S> {
 
 type InFlight = Pin<Box<dyn Future<Output = Result<(), super::StoreError>>>>;
 
+#[derive(Default)]
+struct Queue {
+    waiting: RefCell<Vec<Write>>,
+    in_flight: RefCell<Vec<InFlight>>,
+}
+
+impl Queue {
+    /// Issues what waits as one batch (the backend issues its requests on
+    /// the first poll) and keeps it until a flush; a batch that failed at
+    /// once is the error.
+    fn start(&self, backend: &Rc<dyn Backend>) -> Result<(), super::StoreError> {
+        let writes = std::mem::take(&mut *self.waiting.borrow_mut());
+        let backend = backend.clone();
+        let mut batch: InFlight = Box::pin(async move { backend.write(writes).await });
+        match batch.as_mut().poll(&mut Context::from_waker(futures_util::task::noop_waker_ref())) {
+            Poll::Ready(result) => result,
+            Poll::Pending => {
+                self.in_flight.borrow_mut().push(batch);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// A storage failure keeps its code: a full disk is `quota_exceeded` and
 /// another tab's upgrade `reload_required` all the way to `agent.send`.
 fn storage(e: super::StoreError) -> CheckpointError {
@@ -66,19 +94,22 @@ fn storage(e: super::StoreError) -> CheckpointError {
 }
 
 impl<S: GraphState> StoreCheckpointer<S> {
-    /// Starts writing `writes` now (the backend issues its requests on the
-    /// first poll) and keeps the batch until [`Checkpointer::flush`].
+    /// Queues `writes` for the batch that starts once the page yields (at
+    /// once natively, where there is no event loop to wait for); a flush
+    /// starts it sooner.
     fn issue(&self, writes: Vec<Write>) -> Result<(), CheckpointError> {
-        let backend = self.backend.clone();
-        let mut batch: InFlight = Box::pin(async move { backend.write(writes).await });
-        match batch.as_mut().poll(&mut Context::from_waker(futures_util::task::noop_waker_ref())) {
-            Poll::Ready(Ok(())) => Ok(()),
-            Poll::Ready(Err(e)) => Err(self.failed(e)),
-            Poll::Pending => {
-                self.in_flight.borrow_mut().push(batch);
-                Ok(())
+        let first = self.queue.waiting.borrow().is_empty();
+        self.queue.waiting.borrow_mut().extend(writes);
+        let (queue, backend) = (self.queue.clone(), self.backend.clone());
+        let later = async move {
+            if let Err(e) = queue.start(&backend) {
+                queue.in_flight.borrow_mut().push(Box::pin(std::future::ready(Err(e))));
             }
+        };
+        if first && !crate::platform::spawn(later) {
+            return self.queue.start(&self.backend).map_err(|e| self.failed(e));
         }
+        Ok(())
     }
 
     /// A batch did not land: forget the cached keys so they are read afresh.
@@ -192,8 +223,8 @@ impl<S: GraphState> Checkpointer<S> for StoreCheckpointer<S> {
     }
 
     async fn flush(&self) -> Result<(), CheckpointError> {
-        let batches = std::mem::take(&mut *self.in_flight.borrow_mut());
-        let mut first_error = None;
+        let mut first_error = self.queue.start(&self.backend).err();
+        let batches = std::mem::take(&mut *self.queue.in_flight.borrow_mut());
         for batch in batches {
             if let Err(e) = batch.await {
                 first_error.get_or_insert(e);
