@@ -34,8 +34,23 @@ extern "C" {
 }
 
 // The `active` parts of a session's `bySessionActive` keys, read on a
-// connection of the test's own.
+// connection of the test's own; a count of the write transactions on the
+// checkpoints store (the function returned stops counting and answers).
 #[wasm_bindgen(inline_js = r#"
+export function countCheckpointTransactions() {
+  const original = IDBDatabase.prototype.transaction;
+  let count = 0;
+  IDBDatabase.prototype.transaction = function (stores, mode, options) {
+    const names = typeof stores === "string" ? [stores] : [...stores];
+    if (mode === "readwrite" && names.includes("checkpoints")) count++;
+    return original.call(this, stores, mode, options);
+  };
+  return () => {
+    IDBDatabase.prototype.transaction = original;
+    return count;
+  };
+}
+
 export function indexActivity(name, session) {
   return new Promise((resolve, reject) => {
     const open = indexedDB.open(name);
@@ -57,6 +72,8 @@ export function indexActivity(name, session) {
 }
 "#)]
 extern "C" {
+    #[wasm_bindgen(js_name = countCheckpointTransactions)]
+    fn count_checkpoint_transactions() -> Function;
     #[wasm_bindgen(js_name = indexActivity)]
     fn index_activity(name: &str, session: &str) -> Promise;
 }
@@ -764,8 +781,7 @@ fn step_checkpoint(step: u64) -> atelier_agent::graph::Checkpoint<Steps> {
 
 /// Steps that end in one synchronous stretch share one transaction, and
 /// their checkpoints land once the page yields, without a flush: a tab
-/// closed mid-run keeps them. The other tabs hear of each transaction (one
-/// notice each) when the run flushes.
+/// closed mid-run keeps them. The other tabs hear of them.
 #[wasm_bindgen_test]
 async fn checkpoints_of_one_stretch_share_a_transaction_and_land_without_a_flush() {
     use atelier_agent::graph::Checkpointer;
@@ -773,11 +789,12 @@ async fn checkpoints_of_one_stretch_share_a_transaction_and_land_without_a_flush
     let db_name = name("stretch");
     let backend = Rc::new(IdbBackend::open(&db_name).await.unwrap());
     let other = IdbBackend::open(&db_name).await.unwrap();
-    let notices = Rc::new(RefCell::new(0));
-    let count = notices.clone();
-    let listener = Closure::<dyn FnMut(JsValue)>::new(move |_| *count.borrow_mut() += 1);
+    let heard = Rc::new(RefCell::new(Vec::<JsValue>::new()));
+    let keep = heard.clone();
+    let listener = Closure::<dyn FnMut(JsValue)>::new(move |change| keep.borrow_mut().push(change));
     let _stop = other.on_change(listener.as_ref().unchecked_ref());
     let saver = StoreCheckpointer::<Steps>::new(backend.clone(), PrunePolicy { keep_per_thread: 2 });
+    let transactions = count_checkpoint_transactions();
     // The first put reads the thread's keys (a real wait); the next three run without yielding.
     for step in 0..4 {
         saver.put(step_checkpoint(step)).await.unwrap();
@@ -804,8 +821,14 @@ async fn checkpoints_of_one_stretch_share_a_transaction_and_land_without_a_flush
     let latest = saver.latest("thread").await.unwrap().unwrap();
     assert_eq!(latest.state.seen, [0, 1, 2, 3, 4]);
     assert_eq!(landed(4).await, [3, 4]);
+    let count = transactions.call0(&JsValue::NULL).unwrap().as_f64().unwrap();
+    assert_eq!(count, 2.0, "five steps in two stretches: two transactions");
     atelier_agent::platform::sleep(Duration::from_millis(50)).await;
-    assert_eq!(*notices.borrow(), 2, "five steps in two stretches: two transactions");
+    let told = |change: &JsValue| Reflect::get(change, &"stores".into()).unwrap().unchecked_into::<Array>();
+    assert!(
+        heard.borrow().iter().any(|c| told(c).includes(&"checkpoints".into(), 0)),
+        "the other connection hears of the checkpoints"
+    );
     backend.close();
     other.close();
     let _ = IdbBackend::delete(&db_name).await;

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::ProxyError;
 use crate::log::UpstreamLatency;
@@ -83,30 +83,51 @@ async fn forward(state: &AppState, body: Bytes) -> Result<Response, Failure> {
     fields.insert("model".into(), Value::String(model.clone()));
 
     let listing = upstream.catalog.for_chat(&state.http, &shared).await;
-    // A model its server says takes no tools gets them as text (`text_tools.rs`).
-    let no_tools =
-        |info: Option<&crate::discovery::ModelInfo>| info.and_then(|i| i.capabilities).is_some_and(|c| !c.tools);
-    let (url, payload, translator) = if listing.ollama {
-        let info = upstream.catalog.ollama_model(&state.http, upstream, &listing, &model).await;
-        if no_tools(Some(&info)) {
-            text_tools::inline_tools(&mut request);
-        }
-        let native =
-            ollama::prepare(&request, &info, &upstream.catalog, upstream.ollama_max_context).map_err(|e| (e, None))?;
-        let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
-        (format!("{root}/api/chat"), serde_json::to_vec(&native), Some(ollama::Translator::new(&request, &model)))
-    } else {
-        if no_tools(listing.models.iter().find(|m| m.id == model)) {
-            text_tools::inline_tools(&mut request);
-        }
-        (format!("{}/chat/completions", upstream.base), serde_json::to_vec(&request), None)
+    // A model its server says takes no tools gets them as text (`text_tools.rs`),
+    // as does one whose server refused them before (learned below).
+    let info = match listing.ollama {
+        true => Some(upstream.catalog.ollama_model(&state.http, upstream, &listing, &model).await),
+        false => listing.models.iter().find(|m| m.id == model).cloned(),
     };
-    let (answer, latency) = send_upstream(state, &shared, url, payload.unwrap_or_default()).await?;
-
-    let status = answer.status();
-    if !status.is_success() {
-        return Err((upstream_error(upstream, answer).await, Some(latency)));
+    let refused = upstream.catalog.refused_tools.lock().map(|r| r.contains(&model)).unwrap_or(false);
+    let mut as_text = (refused || info.as_ref().and_then(|i| i.capabilities).is_some_and(|c| !c.tools))
+        && text_tools::inline_tools(&mut request);
+    let prepare = |request: &Value| -> Result<_, Failure> {
+        Ok(match &info {
+            Some(info) if listing.ollama => {
+                let native = ollama::prepare(request, info, &upstream.catalog, upstream.ollama_max_context)
+                    .map_err(|e| (e, None))?;
+                let root = upstream.base.strip_suffix("/v1").unwrap_or(&upstream.base);
+                (
+                    format!("{root}/api/chat"),
+                    serde_json::to_vec(&native),
+                    Some(ollama::Translator::new(request, &model)),
+                )
+            }
+            _ => (format!("{}/chat/completions", upstream.base), serde_json::to_vec(request), None),
+        })
+    };
+    let (url, payload, mut translator) = prepare(&request)?;
+    let (mut answer, mut latency) = send_upstream(state, &shared, url, payload.unwrap_or_default()).await?;
+    while !answer.status().is_success() {
+        let err = upstream_error(upstream, answer).await;
+        // A server that reports no capabilities but refuses `tools` (Ollama's
+        // "… does not support tools", llama.cpp without `--jinja`, vLLM
+        // without a tool parser): the same request again with the tools as
+        // text, and every later one of this model at once.
+        if as_text || !refuses_tools(&err) || !text_tools::inline_tools(&mut request) {
+            return Err((err, Some(latency)));
+        }
+        if let Ok(mut refused) = upstream.catalog.refused_tools.lock() {
+            refused.insert(model.clone());
+        }
+        eprintln!("{}", json!({"event": "tools_as_text", "model": model, "because": err.message}));
+        as_text = true;
+        let (url, payload, again) = prepare(&request)?;
+        translator = again;
+        (answer, latency) = send_upstream(state, &shared, url, payload.unwrap_or_default()).await?;
     }
+    let status = answer.status();
     let content_type = match &translator {
         Some(t) => Some(HeaderValue::from_static(if t.streams() { "text/event-stream" } else { "application/json" })),
         None => answer.headers().get(header::CONTENT_TYPE).cloned(),
@@ -218,6 +239,23 @@ fn unreachable(upstream: &Upstream, e: &reqwest::Error) -> ProxyError {
     };
     let detail = upstream.redact(&e.to_string());
     ProxyError::new(status, kind, format!("cannot reach the LLM upstream at {}: {detail}", upstream.display_base()))
+}
+
+/// Whether an upstream error says the model or server takes no `tools`.
+fn refuses_tools(err: &ProxyError) -> bool {
+    let message = err.message.to_lowercase();
+    matches!(err.upstream_status, Some(400 | 422 | 500 | 501))
+        && [
+            "does not support tools",
+            "tools param requires",
+            "unsupported param: tools",
+            "tool choice requires",
+            "tools are not supported",
+            "tool use is not supported",
+            "does not support tool",
+        ]
+        .iter()
+        .any(|phrase| message.contains(phrase))
 }
 
 /// Maps an upstream error answer to a JSON error with the same status.

@@ -49,6 +49,10 @@ pub struct ModelCatalog {
     /// The `num_ctx` last asked of Ollama per model, never lowered (a change
     /// makes Ollama reload the model).
     pub(crate) num_ctx: Mutex<HashMap<String, u64>>,
+    /// Models whose server refused a request because it offered `tools`
+    /// (learned from the answer: servers that report no capabilities);
+    /// they get the tools as text from then on.
+    pub(crate) refused_tools: Mutex<std::collections::HashSet<String>>,
 }
 
 /// What the upstream serves.

@@ -123,6 +123,66 @@ async fn upstream_errors_become_json_errors_with_the_upstream_status() {
     assert!(!proxy.log().contains(KEY), "the key leaked into the log");
 }
 
+/// A server that reports no capabilities and refuses `tools` (each
+/// refusal as its server writes it: llama.cpp without `--jinja` answers
+/// 500 "tools param requires --jinja flag" (llama.cpp issue #10920 and the
+/// reports after it), vLLM without a tool parser 400 "\"auto\" tool choice
+/// requires --enable-auto-tool-choice and --tool-call-parser to be set"
+/// (vllm#9986), Ollama 400 "<model> does not support tools" (ollama#6027)):
+/// the same request goes again with the tools as text, and every later
+/// request of that model goes as text at once. Other errors stay errors.
+#[tokio::test]
+async fn a_server_that_refuses_tools_gets_them_as_text_from_then_on() {
+    let refusals = [
+        (500, json!({"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}})),
+        (
+            400,
+            json!({"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set", "type": "BadRequestError", "param": null, "code": 400}),
+        ),
+        (
+            400,
+            json!({"error": {"message": "registry.ollama.ai/library/gemma3:4b does not support tools", "type": "api_error", "param": null, "code": null}}),
+        ),
+    ];
+    let tools = json!([{"type": "function", "function": {"name": "open_url", "description": "Opens a page.",
+                        "parameters": {"type": "object", "properties": {"url": {"type": "string"}}}}}]);
+    let written = r#"<tool_call>{"name": "open_url", "arguments": {"url": "https://a.example"}}</tool_call>"#;
+    for (status, refusal) in refusals {
+        let up = FakeUpstream::start();
+        let proxy = with_upstream(&up, &[]);
+        let chat = |model: &str| {
+            json!({"model": model, "tools": tools, "tool_choice": "auto",
+                   "messages": [{"role": "system", "content": "You help."}, {"role": "user", "content": "Open a.example"}]})
+        };
+        up.push(Reply::Json(status, refusal.clone(), vec![]));
+        up.push(Reply::Json(200, json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": written}, "finish_reason": "stop"}]}), vec![]));
+        let response = client().post(proxy.url("/api/chat")).json(&chat("big-model")).send().await.unwrap();
+        let answer: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(answer["choices"][0]["message"]["content"], written, "{refusal}: {answer}");
+        let seen = up.seen();
+        assert_eq!(seen.len(), 2, "{refusal}: the refused request, then the same with the tools as text");
+        assert!(seen[0].body["tools"].is_array());
+        assert!(seen[1].body.get("tools").is_none() && seen[1].body.get("tool_choice").is_none(), "{}", seen[1].body);
+        let system = seen[1].body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.starts_with("You help.") && system.contains("open_url: Opens a page."), "{system}");
+        // Learned: the next request of that model goes as text at once.
+        let response = client().post(proxy.url("/api/chat")).json(&chat("big-model")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let seen = up.seen();
+        assert_eq!(seen.len(), 3);
+        assert!(seen[2].body.get("tools").is_none(), "{}", seen[2].body);
+        // Another model of the server still gets its tools as they are, and
+        // a refusal that is about something else stays an error.
+        up.push(Reply::Json(400, json!({"error": {"message": "messages: field required"}}), vec![]));
+        let response = client().post(proxy.url("/api/chat")).json(&chat("small-model")).send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        let seen = up.seen();
+        assert_eq!(seen.len(), 4, "no second try for another error");
+        assert!(seen[3].body["tools"].is_array());
+        assert!(proxy.log().contains("tools_as_text"), "{}", proxy.log());
+    }
+}
+
 #[tokio::test]
 async fn unreachable_upstream_is_a_502_and_nothing_configured_is_a_503() {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();

@@ -192,19 +192,41 @@ export function openChannel(name) {
 /**
  * Tells the other tabs which stores a committed write changed, and which
  * searched records (`<store>/<id>`, so their search index reads them again).
- * A channel does not hear its own messages, so this tab is not told.
+ * A channel does not hear its own messages, so this tab is not told. The
+ * writes of the next 16 ms are told in one message (a message costs about
+ * as much as a small write), sent at once when the page is hidden.
  *
  * @param {BroadcastChannel | null} channel
  * @param {string[]} stores
  * @param {string[]} keys
  */
 export function announce(channel, stores, keys) {
-  try {
-    channel?.postMessage(keys.length ? { stores, keys } : { stores });
-  } catch {
-    // A closed channel (the page is going away): nobody to tell.
+  if (!channel) return;
+  const notice = notices.get(channel);
+  if (notice) {
+    notice.stores = notice.stores.concat(stores);
+    notice.keys = notice.keys.concat(keys);
+  } else {
+    notices.set(channel, { stores, keys });
+    setTimeout(sendNotices, 16);
   }
 }
+
+/** @type {Map<BroadcastChannel, { stores: string[], keys: string[] }>} */
+const notices = new Map();
+
+function sendNotices() {
+  for (const [channel, { stores, keys }] of notices) {
+    try {
+      channel.postMessage({ stores: [...new Set(stores)], keys });
+    } catch {
+      // A closed channel (the page is going away): nobody to tell.
+    }
+  }
+  notices.clear();
+}
+
+if (typeof addEventListener === "function") addEventListener("pagehide", sendNotices);
 
 /**
  * Calls `listener` with `{stores}` for every write another tab commits;
