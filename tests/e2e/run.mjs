@@ -866,6 +866,97 @@ async function scenarios(browser) {
     await setWindow(32768);
   });
 
+  await check("17. with only Ollama running (found with no configuration): a research turn with two calls at once, a follow-up and an edit review", async () => {
+    // Ollama itself (the fake's `ollama` dialect): /api/tags, /api/show, native /api/chat as NDJSON,
+    // every parallel call whole with index 0, `thinking`, and a /v1 that would cut long prompts.
+    const ollama = spawn("node", [join(root, "tests/fakes/upstream.mjs"), "0", "--dialect", "ollama"], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const ollamaPort = await new Promise((ok) => ollama.stdout.once("data", (d) => ok(JSON.parse(String(d).split("\n")[0]).port)));
+      const ollamaUrl = `http://127.0.0.1:${ollamaPort}`;
+      const ollamaControl = async (path, body = {}) => (await fetch(`${ollamaUrl}${path}`, { method: "POST", body: JSON.stringify(body) })).json();
+      const chats = async () => (await ollamaControl("/__log")).requests.filter((r) => r.path === "/api/chat" && !housekeeping(r));
+      proxy.kill();
+      await new Promise((r) => setTimeout(r, 300));
+      proxy = startProxy({ ATELIER_UPSTREAM_URL: "", ATELIER_AUTODETECT: "true", ATELIER_LOCAL_PORTS: String(ollamaPort) });
+      await waitFor(`http://127.0.0.1:${port}/api/health`);
+      const health = await (await fetch(`http://127.0.0.1:${port}/api/health`)).json();
+      const found = health.chat?.upstream;
+      assert(found?.source === "Ollama" && found.models?.main?.id === "qwen3:8b" && found.url.includes(String(ollamaPort)), `health: ${JSON.stringify(found)}`);
+      await page.reload();
+      await page.waitForFunction(() => document.querySelector("#status").textContent === "idle", null, { timeout: 20000 });
+      await page.getByRole("button", { name: "New session" }).click();
+      await page.waitForFunction(() => document.querySelectorAll(".turn").length === 0);
+
+      await ollamaControl("/__script", { chat: [
+        routed("general_agent"),
+        { type: "tool_calls", reasoning: "Two searches at once.", calls: [
+          { name: "web_search", arguments: { query: "祇園祭 日程" } },
+          { name: "web_search", arguments: { query: "祇園祭 山鉾巡行" } }] },
+        { type: "text", text: JSON.stringify({ query: "祇園祭 山鉾巡行 日程", reason: "merged" }) },
+        { type: "text", text: "山鉾巡行は7月17日と24日です [^1]。\n\n[^1]: https://example.org/about", reasoning: "The search says so." },
+        routed("chat_only"),
+        { type: "text", text: "前祭が17日、後祭が24日です。" },
+      ] });
+      await say("祇園祭の山鉾巡行はいつ？調べて");
+      await idle();
+      // The answer without its collapsed Reasoning blocks, and those blocks.
+      const answer = await page.locator(".turn.agent").last().evaluate((el) => {
+        const copy = el.cloneNode(true);
+        copy.querySelectorAll("details.thought").forEach((d) => d.remove());
+        return copy.textContent;
+      });
+      assert(answer.includes("7月17日と24日"), `answer: ${answer}`);
+      assert(!answer.includes("The search says so") && !answer.includes("Two searches at once"), `the reasoning is not the answer: ${answer}`);
+      const thoughts = await page.locator(".turn.agent").last().locator("details.thought").allTextContents();
+      assert(thoughts.join(" ").includes("The search says so"), `Ollama's thinking is a collapsed Reasoning block: ${thoughts}`);
+      await say("前祭と後祭は？");
+      await idle();
+      const followUp = await page.locator(".turn.agent").last().textContent();
+      assert(followUp.includes("前祭が17日、後祭が24日です。"), `follow-up: ${followUp}`);
+      let sent = await chats();
+      const last = sent.at(-1).body;
+      const withCalls = last.messages.filter((m) => Array.isArray(m.tool_calls));
+      assert(withCalls.length === 1 && withCalls[0].tool_calls.length === 2, `two calls stay two, in one message: ${JSON.stringify(withCalls)}`);
+      assert(withCalls[0].tool_calls.every((c) => c.function.name === "web_search" && typeof c.function.arguments === "object"), "Ollama gets its arguments as objects");
+      assert(sent.every((r) => r.body.options?.num_ctx >= 4096 && r.body.truncate === false), `every prompt is processed whole: ${JSON.stringify(sent.map((r) => r.body.options))}`);
+
+      // An edit review, the model reading and editing in one message.
+      await page.locator("#chapter-title").fill("祭の章");
+      await page.getByRole("button", { name: "Add" }).click();
+      await page.waitForFunction(() => document.querySelector("#chapter-text").getAttribute("data-section-id") !== null && document.querySelector("#chapter-text").value === "");
+      await page.locator("#chapter-text").fill("\u3000宵山の夜だった。\n");
+      await page.getByRole("button", { name: "Save chapter" }).click();
+      const festival = await page.locator("#chapter-text").getAttribute("data-section-id");
+      await ollamaControl("/__reset");
+      await ollamaControl("/__script", { chat: [
+        routed("writing"),
+        { type: "tool_calls", calls: [
+          { name: "get_manuscript", arguments: { section_id: festival } },
+          { name: "edit_manuscript", arguments: { section_id: festival, edits: [{ search: "宵山の夜だった。", replace: "宵々山の夜だった。" }] } }] },
+        { type: "text", text: "宵々山にしました。" },
+      ] });
+      await say("祭の章の宵山を宵々山にして");
+      await page.waitForSelector("dialog#review[open]");
+      const diff = await page.locator("#review-diff").textContent();
+      assert(diff.includes("-\u3000宵山の夜だった。") && diff.includes("+\u3000宵々山の夜だった。"), `diff: ${diff}`);
+      await page.getByRole("button", { name: "Approve", exact: true }).click();
+      await idle();
+      await page.waitForFunction(() => document.querySelector("#chapter-text").value.includes("宵々山"));
+      assert((await page.locator(".turn.agent").last().textContent()).includes("宵々山にしました。"), "the turn finished");
+      sent = await chats();
+      const results = sent.at(-1).body.messages.filter((m) => m.role === "tool").slice(-2);
+      assert(results[0].tool_name === "get_manuscript" && results[0].content.includes("宵山の夜だった。"), `the read answered: ${JSON.stringify(results)}`);
+      assert(results[1].tool_name === "edit_manuscript" && results[1].content.startsWith("Updated"), `the approved edit answered: ${JSON.stringify(results)}`);
+      await shot("e2e-17-ollama.png");
+    } finally {
+      ollama.kill();
+      proxy.kill();
+      await new Promise((r) => setTimeout(r, 300));
+      proxy = startProxy();
+      await waitFor(`http://127.0.0.1:${port}/api/health`);
+    }
+  });
+
   await check("15. every request of the run passed a strict chat template (one leading system message, alternating roles)", async () => {
     const log = await (await fetch(`${fakeUrl}/__log`)).json();
     assert(log.strictRefusals === 0, `${log.strictRefusals} requests would have been refused by llama.cpp's template`);
