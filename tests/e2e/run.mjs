@@ -948,6 +948,35 @@ async function scenarios(browser) {
       assert(results[0].tool_name === "get_manuscript" && results[0].content.includes("宵山の夜だった。"), `the read answered: ${JSON.stringify(results)}`);
       assert(results[1].tool_name === "edit_manuscript" && results[1].content.startsWith("Updated"), `the approved edit answered: ${JSON.stringify(results)}`);
       await shot("e2e-17-ollama.png");
+
+      // A model its Ollama says takes no tools (gemma3:270m, no "tools" capability): the proxy
+      // tells it of the tools as text, the calls it writes run as the agent's calls.
+      const setMain = async (model) => {
+        if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
+        await page.locator("#main-model").fill(model);
+        await page.getByRole("button", { name: "Save settings" }).click();
+        await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
+      };
+      await setMain("gemma3:270m");
+      const written = (query) => `<tool_call>{"name": "web_search", "arguments": {"query": "${query}"}}</tool_call>`;
+      await ollamaControl("/__reset");
+      await ollamaControl("/__script", { chat: [
+        routed("general_agent"),
+        { type: "text", text: `${written("山鉾 先頭")}\n${written("長刀鉾")}` },
+        { type: "text", text: JSON.stringify({ query: "山鉾巡行 先頭 長刀鉾", reason: "merged" }) },
+        { type: "text", text: "先頭は長刀鉾です [^1]。\n\n[^1]: https://example.org/about" },
+      ] });
+      await say("山鉾巡行の先頭は？調べて");
+      await idle();
+      const small = await page.locator(".turn.agent").last().textContent();
+      assert(small.includes("先頭は長刀鉾です") && !small.includes("<tool_call>"), `answer: ${small}`);
+      assert((await page.locator(".turn.agent").last().locator(".chip").allTextContents()).some((c) => c.startsWith("web_search")), "the written calls ran as web_search");
+      const gemma = (await chats()).filter((r) => r.body.model === "gemma3:270m");
+      assert(gemma.length >= 2 && gemma.every((r) => r.body.tools === undefined), `gemma3 is never offered tools: ${gemma.length}`);
+      const told = gemma.at(-1).body.messages;
+      assert(told[0].role === "system" && told[0].content.includes("web_search") && told[0].content.includes("<tool_call>"), "the tools are told in the system message");
+      assert(told.some((m) => m.role === "user" && String(m.content).includes("<tool_response")), `the results come back as text: ${JSON.stringify(told.slice(-2))}`);
+      await setMain("main");
     } finally {
       ollama.kill();
       proxy.kill();
