@@ -310,8 +310,10 @@ fn ln(x: f64) -> f64 {
     (exponent + log2_m) * std::f64::consts::LN_2
 }
 
-fn utf16_len(text: &str) -> u32 {
-    text.encode_utf16().count() as u32
+/// UTF-16 units of `text`, from its bytes: one per character (every byte
+/// that does not continue one), two for a character of four bytes.
+pub(crate) fn utf16_len(text: &str) -> u32 {
+    text.bytes().map(|b| u32::from(b & 0xc0 != 0x80) + u32::from(b >= 0xf0)).sum()
 }
 
 /// The occurrences of one part in the document `slot`.

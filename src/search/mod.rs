@@ -27,6 +27,7 @@ pub mod index;
 pub mod stem;
 pub mod text;
 
+pub(crate) use index::utf16_len;
 pub use index::{text_hash, Doc, Index};
 
 /// What a document is.

@@ -192,3 +192,17 @@ fn an_edit_of_an_earlier_document_loses_no_other_document() {
     found.sort();
     assert_eq!(found, ["apart", "keeper", "keepers"]);
 }
+
+#[test]
+fn utf16_lengths_from_bytes_match_the_encoders() {
+    for text in [
+        "",
+        "abc",
+        "京都へ行った",
+        "ｶﾞ\u{3000}「」",
+        "🎌👨‍👩‍👧 e\u{301}",
+        "\u{10ffff}\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}",
+    ] {
+        assert_eq!(crate::search::utf16_len(text) as usize, text.encode_utf16().count(), "{text:?}");
+    }
+}

@@ -48,6 +48,9 @@ extern "C" {
     /// The options read and checked (see `shape.js`).
     #[wasm_bindgen(js_name = searchOptions)]
     fn search_options(options: &JsValue) -> JsValue;
+    /// The hits as JS objects, from one text and its numbers (see `shape.js`).
+    #[wasm_bindgen(js_name = searchHits)]
+    fn search_hits(texts: &str, numbers: &[f64], complete: bool, pending: u32) -> JsValue;
 }
 
 /// `agent.search`'s options, checked in JS.
@@ -88,10 +91,8 @@ impl JsAgent {
         future_to_promise(async move {
             let options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
             let answer = db.search(&query, &options).await.map_err(error::store)?;
-            let hits: js_sys::Array = answer.hits.iter().map(hit_js).collect();
-            Reflect::set(&hits, &"complete".into(), &answer.status.complete.into())?;
-            Reflect::set(&hits, &"pending".into(), &(answer.status.pending as u32).into())?;
-            Ok(hits.into())
+            let (texts, numbers) = hit_fields(&answer.hits);
+            Ok(search_hits(&texts, &numbers, answer.status.complete, answer.status.pending as u32))
         })
     }
 
@@ -122,18 +123,31 @@ fn object(fields: &[(&str, JsValue)]) -> JsValue {
     object.into()
 }
 
-fn hit_js(hit: &Hit) -> JsValue {
-    let text = |t: &Option<String>| t.as_deref().map_or(JsValue::UNDEFINED, JsValue::from);
-    let offset = |o: Option<u32>| o.map_or(JsValue::UNDEFINED, JsValue::from);
-    object(&[
-        ("kind", hit.kind.name().into()),
-        ("id", hit.id.as_str().into()),
-        ("title", hit.title.as_str().into()),
-        ("snippet", hit.snippet.as_str().into()),
-        ("score", hit.score.into()),
-        ("projectId", text(&hit.project_id)),
-        ("sessionId", text(&hit.session_id)),
-        ("start", offset(hit.start)),
-        ("end", offset(hit.end)),
-    ])
+/// What [`search_hits`] builds the hits from: nine numbers a hit (its
+/// texts' UTF-16 lengths, its score and offsets; -1 for what is absent),
+/// the texts one after the other.
+fn hit_fields(hits: &[Hit]) -> (String, Vec<f64>) {
+    let mut texts = String::new();
+    let mut numbers = Vec::with_capacity(hits.len() * 9);
+    for hit in hits {
+        let mut text = |t: Option<&str>| {
+            t.map_or(-1.0, |t| {
+                texts.push_str(t);
+                f64::from(crate::search::utf16_len(t))
+            })
+        };
+        let offset = |n: Option<u32>| n.map_or(-1.0, f64::from);
+        numbers.extend([
+            text(Some(hit.kind.name())),
+            text(Some(&hit.id)),
+            text(Some(&hit.title)),
+            text(Some(&hit.snippet)),
+            hit.score.max(0.0),
+            text(hit.project_id.as_deref()),
+            text(hit.session_id.as_deref()),
+            offset(hit.start),
+            offset(hit.end),
+        ]);
+    }
+    (texts, numbers)
 }

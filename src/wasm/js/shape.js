@@ -69,3 +69,33 @@ export function searchOptions(options) {
     typeof limit === "number" && Number.isFinite(limit) ? limit : null,
   ];
 }
+
+/** A search hit's fields, in the order of its numbers (see `searchHits`). */
+const HIT_FIELDS = ["kind", "id", "title", "snippet", "score", "projectId", "sessionId", "start", "end"];
+
+/**
+ * `agent.search`'s hits, built here from one text and its numbers (one
+ * crossing instead of one per field): nine numbers a hit, one per field of
+ * `HIT_FIELDS`, -1 for an absent one; for a text field its UTF-16 length,
+ * the texts following one another in `texts`; else the value.
+ *
+ * @param {string} texts
+ * @param {Float64Array} numbers
+ * @param {boolean} complete
+ * @param {number} pending
+ * @returns {Array<Record<string, unknown>> & { complete: boolean, pending: number }}
+ */
+export function searchHits(texts, numbers, complete, pending) {
+  const hits = [];
+  let at = 0;
+  for (let j = 0; j + 9 <= numbers.length; j += 9) {
+    /** @type {Record<string, unknown>} */
+    const hit = {};
+    HIT_FIELDS.forEach((name, k) => {
+      const n = numbers[j + k];
+      if (n >= 0) hit[name] = k === 4 || k > 6 ? n : texts.slice(at, (at += n));
+    });
+    hits.push(hit);
+  }
+  return Object.assign(hits, { complete, pending });
+}
