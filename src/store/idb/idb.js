@@ -192,9 +192,10 @@ export function openChannel(name) {
 /**
  * Tells the other tabs which stores a committed write changed, and which
  * searched records (`<store>/<id>`, so their search index reads them again).
- * A channel does not hear its own messages, so this tab is not told. The
- * writes of the next 16 ms are told in one message (a message costs about
- * as much as a small write), sent at once when the page is hidden.
+ * A channel does not hear its own messages, so this tab is not told. A
+ * write after a quiet spell is told at once; the writes of the 16 ms after
+ * it in one message at the end of them (a message costs about as much as a
+ * small write), or at once when the page is hidden.
  *
  * @param {BroadcastChannel | null} channel
  * @param {string[]} stores
@@ -207,7 +208,8 @@ export function announce(channel, stores, keys) {
     notice.stores = notice.stores.concat(stores);
     notice.keys = notice.keys.concat(keys);
   } else {
-    notices.set(channel, { stores, keys });
+    post(channel, stores, keys);
+    notices.set(channel, { stores: [], keys: [] });
     setTimeout(sendNotices, 16);
   }
 }
@@ -215,14 +217,21 @@ export function announce(channel, stores, keys) {
 /** @type {Map<BroadcastChannel, { stores: string[], keys: string[] }>} */
 const notices = new Map();
 
-function sendNotices() {
-  for (const [channel, { stores, keys }] of notices) {
-    try {
-      channel.postMessage({ stores: [...new Set(stores)], keys });
-    } catch {
-      // A closed channel (the page is going away): nobody to tell.
-    }
+/**
+ * @param {BroadcastChannel} channel
+ * @param {string[]} stores
+ * @param {string[]} keys
+ */
+function post(channel, stores, keys) {
+  try {
+    channel.postMessage({ stores: [...new Set(stores)], keys });
+  } catch {
+    // A closed channel (the page is going away): nobody to tell.
   }
+}
+
+function sendNotices() {
+  for (const [channel, { stores, keys }] of notices) if (stores.length) post(channel, stores, keys);
   notices.clear();
 }
 
