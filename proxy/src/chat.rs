@@ -246,13 +246,12 @@ fn refuses_tools(err: &ProxyError) -> bool {
     let message = err.message.to_lowercase();
     matches!(err.upstream_status, Some(400 | 422 | 500 | 501))
         && [
-            "does not support tools",
             "tools param requires",
             "unsupported param: tools",
             "tool choice requires",
             "tools are not supported",
             "tool use is not supported",
-            "does not support tool",
+            "does not support tool", // also "… does not support tools"
         ]
         .iter()
         .any(|phrase| message.contains(phrase))
