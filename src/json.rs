@@ -12,6 +12,10 @@
 //!   positional reader that no record of ours ever uses: −13 KB gzip of the
 //!   package (BENCHMARKS.md "Package size").
 
+mod fields;
+
+pub use fields::{pair, Fields};
+
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, EnumAccess, Error as _, IntoDeserializer, MapAccess, SeqAccess,
     Unexpected, VariantAccess, Visitor,

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::settings::CompressionSettings;
-use super::structured::{pair, Fields};
 use crate::context::summarize_arguments;
+use crate::json::{pair, Fields};
 use crate::llm::{estimate_tokens, Message};
 
 /// Why a compression ran.
@@ -95,7 +95,7 @@ pub struct Summary {
     pub task_state: TaskState,
 }
 
-/// Reads a summary from JSON by hand (see `agent::structured`).
+/// Reads a summary from JSON by hand (see `json::Fields`).
 fn summary_from(value: &Value) -> Result<Summary, String> {
     let f = Fields(value);
     let task = f.object("task_state")?;
@@ -142,7 +142,7 @@ impl<'de> Deserialize<'de> for Summary {
 }
 
 /// The compression state of a session (checkpointed with the messages).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Compaction {
     /// Messages before this index are summarised, not sent.
     pub upto: usize,
@@ -157,6 +157,21 @@ pub struct Compaction {
     pub artifacts: Vec<String>,
     #[serde(default)]
     pub artifact_listing: String,
+}
+
+impl Compaction {
+    /// The compression state as checkpointed.
+    pub fn from_value(value: &Value) -> Result<Compaction, String> {
+        let f = Fields(value);
+        Ok(Compaction {
+            upto: f.count("upto", true)? as usize,
+            summary: summary_from(f.need("summary")?)?,
+            constraints: f.strings("constraints", true)?,
+            count: f.count("count", true)? as u32,
+            artifacts: f.strings("artifacts", false)?,
+            artifact_listing: f.text("artifact_listing", false)?,
+        })
+    }
 }
 
 /// Where a compression may cut `messages` so that the newest `keep` steps

@@ -15,9 +15,9 @@
 use serde_json::Value;
 
 use super::env::AgentEnv;
-use super::structured::{pair, Fields};
 use crate::cancel::CancelToken;
 use crate::context::budget::{files_message, fit, File, Form};
+use crate::json::{pair, Fields};
 use crate::llm::{ask_structured, ChatRequest, LlmError, Message};
 use crate::store::{SessionArtifact, StoreError};
 

@@ -40,7 +40,6 @@ mod servers;
 mod settings;
 mod state;
 mod strategy;
-mod structured;
 mod turn;
 mod wiring;
 

@@ -2,14 +2,15 @@
 //! and what the dialog shows) and the person's decision. The two nodes that
 //! prepare and decide it live in `nodes/review.rs`.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::json::Fields;
 use crate::llm::ToolCall;
 use crate::tools::{EditPlan, EditTarget};
 
 /// What a paused run shows the person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviewPayload {
     pub tool_call_id: String,
@@ -26,7 +27,7 @@ pub struct ReviewPayload {
 }
 
 /// A call prepared for review: what `review` runs on approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PendingReview {
     pub call: ToolCall,
     pub arguments: Value,
@@ -34,6 +35,28 @@ pub struct PendingReview {
     /// approval writes exactly this.
     pub plan: Option<EditPlan>,
     pub payload: ReviewPayload,
+}
+
+impl PendingReview {
+    /// The review as checkpointed (read by hand, see `AgentState`'s decoder).
+    pub fn from_value(value: &Value) -> Result<PendingReview, String> {
+        let f = Fields(value);
+        let p = f.object("payload")?;
+        Ok(PendingReview {
+            call: ToolCall::from_value(f.need("call")?)?,
+            arguments: value.get("arguments").cloned().unwrap_or_default(),
+            plan: f.opt("plan", EditPlan::from_value)?,
+            payload: ReviewPayload {
+                tool_call_id: p.text("toolCallId", true)?,
+                tool: p.text("tool", true)?,
+                arguments: p.text("arguments", true)?,
+                reason: p.opt_text("reason")?,
+                target: p.opt("target", EditTarget::from_value)?,
+                diff: p.opt_text("diff")?,
+                path: p.opt_text("path")?,
+            },
+        })
+    }
 }
 
 /// The person's answer to a review.

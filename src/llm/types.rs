@@ -5,12 +5,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::json::Fields;
+
 /// One message of a conversation, tagged by `role` as the API expects.
-/// Read through [`RawMessage`]: a derived internally tagged enum buffers
-/// every field first and compiled to 11.6 KB of WASM; the flat struct
-/// reads in one pass.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "role", rename_all = "lowercase", try_from = "RawMessage")]
+/// Read by hand ([`Message::from_value`]): a derived internally tagged
+/// enum buffers every field first and compiled to 11.6 KB of WASM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
 pub enum Message {
     /// Instructions for the model.
     System { content: String },
@@ -27,37 +28,32 @@ pub enum Message {
     Tool { tool_call_id: String, content: String },
 }
 
-/// A message as it arrives, every field optional (see [`Message`]).
-#[derive(Deserialize)]
-pub struct RawMessage {
-    role: String,
-    #[serde(default)]
-    content: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<ToolCall>>,
-    #[serde(default)]
-    tool_call_id: Option<String>,
-}
-
-impl TryFrom<RawMessage> for Message {
-    type Error = String;
-
-    fn try_from(raw: RawMessage) -> Result<Message, String> {
-        let content = |role: &str| raw.content.clone().ok_or_else(|| format!("a {role} message needs `content`"));
-        Ok(match raw.role.as_str() {
-            "system" => Message::System { content: content("system")? },
-            "user" => Message::User { content: content("user")? },
-            "assistant" => Message::Assistant { content: raw.content, tool_calls: raw.tool_calls.unwrap_or_default() },
-            "tool" => Message::Tool {
-                content: content("tool")?,
-                tool_call_id: raw.tool_call_id.ok_or("a tool message needs `tool_call_id`")?,
-            },
-            other => return Err(format!("unknown message role {other:?}")),
-        })
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Message, D::Error> {
+        Message::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
     }
 }
 
 impl Message {
+    /// The message as serialised (`role` and the fields of its kind).
+    pub fn from_value(value: &Value) -> Result<Message, String> {
+        let f = Fields(value);
+        let content = f.opt_text("content")?;
+        let needed = |role: &str| content.clone().ok_or_else(|| format!("a {role} message needs `content`"));
+        Ok(match f.text("role", true)?.as_str() {
+            "system" => Message::System { content: needed("system")? },
+            "user" => Message::User { content: needed("user")? },
+            "assistant" => {
+                Message::Assistant { content, tool_calls: f.each("tool_calls", false, ToolCall::from_value)? }
+            }
+            "tool" => Message::Tool {
+                content: needed("tool")?,
+                tool_call_id: f.opt_text("tool_call_id")?.ok_or("a tool message needs `tool_call_id`")?,
+            },
+            other => return Err(format!("unknown message role {other:?}")),
+        })
+    }
+
     /// A system message.
     pub fn system(content: impl Into<String>) -> Message {
         Message::System { content: content.into() }
@@ -95,8 +91,8 @@ impl Message {
     }
 }
 
-/// A call the model asks for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A call the model asks for (read by hand, [`ToolCall::from_value`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCall {
     pub id: String,
     #[serde(rename = "type", default = "function_kind")]
@@ -119,7 +115,25 @@ fn function_kind() -> String {
     "function".into()
 }
 
+impl<'de> Deserialize<'de> for ToolCall {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
+        ToolCall::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
 impl ToolCall {
+    /// The call as serialised.
+    pub fn from_value(value: &Value) -> Result<ToolCall, String> {
+        let f = Fields(value);
+        let function = f.object("function")?;
+        Ok(ToolCall {
+            id: f.text("id", true)?,
+            kind: f.opt_text("type")?.unwrap_or_else(function_kind),
+            function: FunctionCall { name: function.text("name", true)?, arguments: function.text("arguments", true)? },
+            reasoning: f.opt_text("reasoning")?,
+            extra_content: f.get("extra_content", false)?.cloned(),
+        })
+    }
     /// A function call with JSON arguments.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: &Value) -> ToolCall {
         ToolCall::with_arguments(id.into(), name.into(), arguments.to_string())

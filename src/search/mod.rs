@@ -27,6 +27,7 @@ pub mod index;
 pub mod stem;
 pub mod text;
 
+#[cfg(any(test, target_arch = "wasm32"))]
 pub(crate) use index::utf16_len;
 pub use index::{text_hash, Doc, Index};
 

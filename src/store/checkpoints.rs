@@ -133,7 +133,22 @@ impl<S: GraphState> StoreCheckpointer<S> {
             }
         }
         blobs::restore(&mut checkpoint, &texts).map_err(CheckpointError::Codec)?;
-        crate::json::from_value(checkpoint).map_err(|e| CheckpointError::Codec(e.to_string()))
+        // Read by hand, the state by its own decoder (the agent's is
+        // written by hand: see `GraphState::decode`).
+        let f = crate::json::Fields(&checkpoint);
+        let read = || {
+            Ok(Checkpoint {
+                id: f.text("id", true)?,
+                thread_id: f.text("threadId", true)?,
+                parent_id: f.opt_text("parentId")?,
+                step: f.count("step", true)?,
+                state: S::decode(f.need("state")?)?,
+                next: f.opt_text("next")?,
+                interrupt: f.get("interrupt", false)?.cloned(),
+                created_at: f.need("createdAt")?.as_f64().ok_or("`createdAt` must be a number")?,
+            })
+        };
+        read().map_err(CheckpointError::Codec)
     }
 
     /// Writes for the blobs of `found` this thread does not have yet.

@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::{About, AnyTool, Subject, Tool, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets};
 use crate::adit::{self, edits_response_format, parse_edits_json, parse_search_replace, Edit};
@@ -16,36 +17,36 @@ use crate::error::ErrorCode;
 use crate::llm::{ChatRequest, LlmError, Message};
 use crate::store::{check_lifecycle, Origin, Receipt};
 
-/// What an edit changes. Read through a flat struct (a derived internally
-/// tagged enum buffers its fields and compiled to 7 KB of WASM).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", try_from = "RawTarget")]
+/// What an edit changes. Read by hand (a derived internally tagged enum
+/// buffers its fields and compiled to 7 KB of WASM).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EditTarget {
     Section { id: String, title: String },
     Artifact { id: String, title: String },
 }
 
-#[derive(Deserialize)]
-struct RawTarget {
-    kind: String,
-    id: String,
-    title: String,
+impl<'de> Deserialize<'de> for EditTarget {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<EditTarget, D::Error> {
+        EditTarget::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
 }
 
-impl TryFrom<RawTarget> for EditTarget {
-    type Error = String;
-
-    fn try_from(raw: RawTarget) -> Result<EditTarget, String> {
-        match raw.kind.as_str() {
-            "section" => Ok(EditTarget::Section { id: raw.id, title: raw.title }),
-            "artifact" => Ok(EditTarget::Artifact { id: raw.id, title: raw.title }),
+impl EditTarget {
+    /// The target as serialised.
+    pub fn from_value(value: &Value) -> Result<EditTarget, String> {
+        let f = crate::json::Fields(value);
+        let (id, title) = (f.text("id", true)?, f.text("title", true)?);
+        match f.text("kind", true)?.as_str() {
+            "section" => Ok(EditTarget::Section { id, title }),
+            "artifact" => Ok(EditTarget::Artifact { id, title }),
             other => Err(format!("unknown edit target kind {other:?}")),
         }
     }
 }
 
 /// A change worked out and dry-run, ready for review and then for writing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditPlan {
     pub target: EditTarget,
@@ -59,6 +60,25 @@ pub struct EditPlan {
     pub edits: Vec<Edit>,
     /// Unified diff of `before` → `after`.
     pub diff: String,
+}
+
+impl EditPlan {
+    /// The plan as checkpointed with its review.
+    pub fn from_value(value: &Value) -> Result<EditPlan, String> {
+        let f = crate::json::Fields(value);
+        let edits = f.each("edits", true, |v| {
+            let e = crate::json::Fields(v);
+            Ok(Edit { search: e.text("search", true)?, replace: e.text("replace", true)? })
+        })?;
+        Ok(EditPlan {
+            target: EditTarget::from_value(f.need("target")?)?,
+            before: f.text("before", true)?,
+            after: f.text("after", true)?,
+            path: f.text("path", true)?,
+            edits,
+            diff: f.text("diff", true)?,
+        })
+    }
 }
 
 /// The arguments of the four edit tools.
