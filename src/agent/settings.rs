@@ -3,12 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-/// The person's settings for the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+use crate::json::Fields;
+
+/// The person's settings for the agent (read by hand: [`AgentSettings::merged`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentSettings {
     /// Model (or proxy alias) for answers and edits.
     pub main_model: String,
@@ -49,8 +51,8 @@ pub struct AgentSettings {
 }
 
 /// The person's switches for one relayed MCP server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct McpServerSettings {
     /// Off: the server is not contacted and its tools are not offered.
     pub enabled: bool,
@@ -67,7 +69,7 @@ impl Default for McpServerSettings {
 
 /// Where the context window comes from: the proxy's facts about the model
 /// (`"auto"`, the default) or the person's number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WindowSource {
     #[default]
@@ -80,8 +82,8 @@ pub const DEFAULT_WINDOW: usize = 32_768;
 
 /// When and how much of the conversation the compression sub-agent
 /// summarises. Ratios are of `contextWindow`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CompressionSettings {
     pub enabled: bool,
     /// Compress when a request would take more than this share of the window.
@@ -159,7 +161,57 @@ impl AgentSettings {
                 }
             }
         }
-        crate::json::from_value(merged).map_err(|e| e.to_string())
+        AgentSettings::read(&merged)
+    }
+
+    /// The settings a JSON object gives (a field absent: its default), or
+    /// which field is wrong. Written by hand: the derived decoder of this
+    /// tree compiled to 9.5 KB of `.wasm` (BENCHMARKS.md, "Package size").
+    fn read(value: &Value) -> Result<AgentSettings, String> {
+        let f = Fields(value);
+        let mut s = AgentSettings::default();
+        s.main_model = f.opt_text("mainModel")?.unwrap_or(s.main_model);
+        s.sub_model = f.opt_text("subModel")?.unwrap_or(s.sub_model);
+        s.approvals = switches(&f, "approvals")?;
+        s.full_threshold = size(&f, "fullThreshold", s.full_threshold)?;
+        s.long_term_memory = flag(&f, "longTermMemory", s.long_term_memory)?;
+        s.recursion_limit = size(&f, "recursionLimit", s.recursion_limit)?;
+        s.page_chars = size(&f, "pageChars", s.page_chars)?;
+        s.parallel_reads = size(&f, "parallelReads", s.parallel_reads)?;
+        s.context_window = size(&f, "contextWindow", s.context_window)?;
+        s.context_window_source = match f.opt_text("contextWindowSource")?.as_deref() {
+            None | Some("auto") => WindowSource::Auto,
+            Some("person") => WindowSource::Person,
+            Some(_) => return Err("`contextWindowSource` must be \"auto\" or \"person\"".into()),
+        };
+        if let Some(given) = f.get("compression", false)? {
+            let c = Fields(given);
+            let d = CompressionSettings::default();
+            let ratio = |key: &str, default: f64| match c.get(key, false)? {
+                None => Ok(default),
+                Some(v) => v.as_f64().ok_or_else(|| format!("`compression.{key}` must be a number")),
+            };
+            s.compression = CompressionSettings {
+                enabled: flag(&c, "enabled", d.enabled)?,
+                token_ratio: ratio("tokenRatio", d.token_ratio)?,
+                heavy_tool_ratio: ratio("heavyToolRatio", d.heavy_tool_ratio)?,
+                turn_limit: size(&c, "turnLimit", d.turn_limit as usize)? as u32,
+                keep_turns: size(&c, "keepTurns", d.keep_turns)?,
+            };
+        }
+        s.delegation_model = f.opt_text("delegationModel")?.unwrap_or(s.delegation_model);
+        s.continuity_memory = flag(&f, "continuityMemory", s.continuity_memory)?;
+        let servers = match f.get("mcp", false)? {
+            None => None,
+            Some(Value::Object(servers)) => Some(servers),
+            Some(_) => return Err("`mcp` must be an object (server name → { enabled, tools })".into()),
+        };
+        for (server, given) in servers.into_iter().flatten() {
+            let m = Fields(given);
+            let enabled = flag(&m, "enabled", true)?;
+            s.mcp.insert(server.clone(), McpServerSettings { enabled, tools: switches(&m, "tools")? });
+        }
+        Ok(s)
     }
 
     /// Whether the person turned relayed MCP server `server` off.
@@ -189,6 +241,34 @@ impl AgentSettings {
             None => defaults,
         }
     }
+}
+
+/// A whole number field (`default` when absent).
+fn size(f: &Fields, key: &str, default: usize) -> Result<usize, String> {
+    match f.get(key, false)? {
+        None => Ok(default),
+        Some(_) => f.count(key, true).map(|n| n as usize),
+    }
+}
+
+/// A boolean field (`default` when absent).
+fn flag(f: &Fields, key: &str, default: bool) -> Result<bool, String> {
+    Ok(f.get(key, false)?.is_none() && default || f.flag(key)?)
+}
+
+/// An object of booleans (name → on?; empty when absent).
+fn switches(f: &Fields, key: &str) -> Result<BTreeMap<String, bool>, String> {
+    let mut out = BTreeMap::new();
+    match f.get(key, false)? {
+        None => {}
+        Some(Value::Object(map)) => {
+            for (name, on) in map {
+                out.insert(name.clone(), on.as_bool().ok_or_else(|| format!("`{key}.{name}` must be a boolean"))?);
+            }
+        }
+        Some(_) => return Err(format!("`{key}` must be an object of booleans")),
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -222,5 +302,35 @@ mod tests {
         assert_eq!(old.context_window_source, WindowSource::Auto);
         let old = AgentSettings::from_stored(Some(json!({"contextWindow": 16384})));
         assert_eq!((old.context_window, old.context_window_source), (16384, WindowSource::Person));
+    }
+
+    #[test]
+    fn every_setting_reads_back_and_a_wrong_type_is_named() {
+        let mut s = AgentSettings::default();
+        s.main_model = "m".into();
+        s.approvals.insert("edit_manuscript".into(), false);
+        (s.full_threshold, s.long_term_memory, s.recursion_limit, s.page_chars) = (5, true, 7, 9);
+        (s.parallel_reads, s.context_window, s.context_window_source) = (1, 4096, WindowSource::Person);
+        s.compression = CompressionSettings { enabled: false, token_ratio: 0.5, turn_limit: 3, ..s.compression };
+        (s.delegation_model, s.continuity_memory) = ("main".into(), false);
+        s.mcp.insert("notes".into(), McpServerSettings { enabled: false, tools: [("a".into(), false)].into() });
+        assert_eq!(AgentSettings::from_stored(Some(serde_json::to_value(&s).unwrap())), s);
+        let partial = AgentSettings::default().merged(&json!({"compression": {"keepTurns": 2}})).unwrap();
+        assert_eq!(partial.compression, CompressionSettings { keep_turns: 2, ..CompressionSettings::default() });
+        let server = AgentSettings::default().merged(&json!({"mcp": {"notes": {"tools": {"x": false}}}})).unwrap();
+        assert!(server.mcp["notes"].enabled && !server.mcp["notes"].tools["x"]);
+        for (patch, named) in [
+            (json!({"pageChars": "x"}), "pageChars"),
+            (json!({"recursionLimit": -3}), "recursionLimit"),
+            (json!({"approvals": {"x": 1}}), "approvals.x"),
+            (json!({"compression": {"tokenRatio": "a"}}), "compression.tokenRatio"),
+            (json!({"mcp": {"s": {"enabled": 1}}}), "enabled"),
+            (json!({"mcp": 3}), "mcp"),
+            (json!({"longTermMemory": "yes"}), "longTermMemory"),
+            (json!({"mainModel": 4}), "mainModel"),
+        ] {
+            let err = AgentSettings::default().merged(&patch).unwrap_err();
+            assert!(err.contains(named), "{patch}: {err}");
+        }
     }
 }

@@ -50,6 +50,11 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A number (required).
+    pub fn float(&self, key: &str) -> Result<f64, String> {
+        self.need(key)?.as_f64().ok_or_else(|| format!("`{key}` must be a number"))
+    }
+
     /// A boolean (false when absent).
     pub fn flag(&self, key: &str) -> Result<bool, String> {
         match self.get(key, false)? {
@@ -114,4 +119,20 @@ impl<'a> Fields<'a> {
 pub fn pair(mut row: Vec<String>) -> (String, String) {
     let second = row.pop().unwrap_or_default();
     (row.pop().unwrap_or_default(), second)
+}
+
+/// `Deserialize` for `$ty` through [`Fields`]: `$read` takes the fields of
+/// the JSON object and gives the value or what is wrong (one decoder a
+/// type, far smaller than serde's derived visitor).
+#[macro_export]
+macro_rules! decode_by_hand {
+    ($ty:ty, $read:expr) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<$ty, D::Error> {
+                let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
+                let read: fn(&$crate::json::Fields<'_>) -> std::result::Result<$ty, String> = $read;
+                read(&$crate::json::Fields(&value)).map_err(serde::de::Error::custom)
+            }
+        }
+    };
 }

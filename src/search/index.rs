@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::text::{tokenize, Breaks, Word};
-use super::{Hit, Kind, Query, Scope};
+use super::{meaning, Hit, Kind, Query, Scope};
 
 /// A fast hash for the index's many short keys (the FxHash mix): std's
 /// SipHash took a third of the time of indexing a chapter.
@@ -224,8 +224,10 @@ impl Index {
         out
     }
 
-    /// The documents `scope` admits that hold every part of `query`, best first, at most `limit`.
-    pub fn search(&self, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
+    /// The documents `scope` admits that hold every part of `query`, best
+    /// first, at most `limit`; with a `meaning` ranking of the query, the
+    /// two rankings fused (see [`meaning`]).
+    pub fn search(&self, query: &Query, scope: &Scope, limit: usize, meaning: Option<&meaning::Ranked>) -> Vec<Hit> {
         if query.parts.is_empty() || self.is_empty() {
             return Vec::new();
         }
@@ -261,7 +263,37 @@ impl Index {
         let key = |slot: u32| self.docs[slot as usize].as_ref().map(|d| d.doc.key.as_str());
         crate::store::order::sort_by(&mut scored, |a, b| b.0.total_cmp(&a.0).then_with(|| key(a.1).cmp(&key(b.1))));
         scored.truncate(limit);
-        scored.into_iter().filter_map(|(score, slot)| self.hit(slot, score, &doc_runs)).collect()
+        // (score, slot, the passage of a document found by meaning only)
+        let mut ranked: Vec<(f64, u32, Option<u32>)> = scored.into_iter().map(|(s, slot)| (s, slot, None)).collect();
+        if let Some(meaning) = meaning {
+            for (rank, found) in ranked.iter_mut().enumerate() {
+                found.0 = meaning::rrf(rank);
+            }
+            let admitted = meaning.keys.iter().zip(&meaning.passages).filter_map(|(key, passage)| {
+                let slot = *self.slots.get(key.as_str())?;
+                scope.admits(&self.docs[slot as usize].as_ref()?.doc).then_some((slot, *passage))
+            });
+            for (rank, (slot, passage)) in admitted.take(limit).enumerate() {
+                match ranked.iter_mut().find(|r| r.1 == slot) {
+                    Some(found) => found.0 += meaning::rrf(rank),
+                    None => ranked.push((meaning::rrf(rank), slot, Some(passage))),
+                }
+            }
+            // Stable: at equal scores the words' order stands.
+            crate::store::order::sort_by(&mut ranked, |a, b| b.0.total_cmp(&a.0));
+            ranked.truncate(limit);
+        }
+        ranked
+            .into_iter()
+            .filter_map(|(score, slot, passage)| match passage {
+                None => self.hit(slot, score, &doc_runs),
+                Some(passage) => {
+                    let doc = &self.docs[slot as usize].as_ref()?.doc;
+                    let at = meaning::passages(&doc.body).get(passage as usize).copied();
+                    Some(Hit { by_meaning: true, ..hit_at(doc, score, at, 0) })
+                }
+            })
+            .collect()
     }
 
     fn hit(&self, slot: u32, score: f64, doc_runs: &[Vec<(u32, &[Occurrence])>]) -> Option<Hit> {
@@ -277,25 +309,49 @@ impl Index {
             .collect();
         let in_body = found.iter().all(|o| !o.is_empty());
         let (window, _) = if in_body { closest(&found) } else { ((0, 0), 0) };
-        let body = &doc.doc.body;
-        let (snippet, start, end) = if in_body {
+        if in_body {
             let (from, to) = (doc.spans[window.0 as usize].0 as usize, doc.spans[window.1 as usize - 1].1 as usize);
-            let snippet = crate::snippet::around(body, from, to, SNIPPET_BEFORE, SNIPPET_CHARS);
-            (snippet, Some(utf16_len(&body[..from])), Some(utf16_len(&body[..from]) + utf16_len(&body[from..to])))
+            Some(hit_at(&doc.doc, score, Some((from, to)), SNIPPET_BEFORE))
         } else {
-            (crate::snippet::around(body, 0, 0, 0, SNIPPET_CHARS), None, None)
-        };
-        Some(Hit {
-            kind: doc.doc.kind,
-            id: doc.doc.id.clone(),
-            title: doc.doc.title.clone(),
-            snippet,
-            score,
-            project_id: doc.doc.project.clone(),
-            session_id: doc.doc.session.clone(),
-            start,
-            end,
-        })
+            Some(hit_at(&doc.doc, score, None, 0))
+        }
+    }
+
+    /// The indexed documents' keys and fingerprints.
+    pub fn fingerprints(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.docs.iter().flatten().map(|d| (d.doc.key.as_str(), d.doc.hash))
+    }
+
+    /// The texts of `key`'s passages, as they are embedded (the first with
+    /// the title before it).
+    pub fn passage_texts(&self, key: &str) -> Option<Vec<String>> {
+        let doc = &self.docs[*self.slots.get(key)? as usize].as_ref()?.doc;
+        let mut texts: Vec<String> =
+            meaning::passages(&doc.body).into_iter().map(|(a, b)| doc.body[a..b].to_owned()).collect();
+        match texts.first_mut() {
+            Some(first) => first.insert_str(0, &format!("{}\n", doc.title)),
+            None => texts.push(doc.title.clone()),
+        }
+        Some(texts)
+    }
+}
+
+/// The hit of `doc`, its snippet around the byte range `at` of its body
+/// (`before` characters of context), or its beginning.
+fn hit_at(doc: &Doc, score: f64, at: Option<(usize, usize)>, before: usize) -> Hit {
+    let body = &doc.body;
+    let (from, to) = at.unwrap_or_default();
+    Hit {
+        kind: doc.kind,
+        id: doc.id.clone(),
+        title: doc.title.clone(),
+        snippet: crate::snippet::around(body, from, to, before, SNIPPET_CHARS),
+        score,
+        project_id: doc.project.clone(),
+        session_id: doc.session.clone(),
+        start: at.map(|_| utf16_len(&body[..from])),
+        end: at.map(|_| utf16_len(&body[..to])),
+        by_meaning: false,
     }
 }
 

@@ -19,11 +19,12 @@
 //!                     title: String::new(), body: body.into(), project: None, session: None, hash: 0 };
 //!     index.add(doc, &text::segment_now(&["", body]));
 //! }
-//! let hits = atelier_agent::search::run(&index, &Query::parse("京都").unwrap(), &Scope::all(), 10);
+//! let hits = atelier_agent::search::run(&index, &Query::parse("京都").unwrap(), &Scope::all(), 10, None);
 //! assert_eq!(hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["c2"]);
 //! ```
 
 pub mod index;
+pub mod meaning;
 pub mod stem;
 pub mod text;
 
@@ -128,6 +129,8 @@ pub struct SearchOptions {
     pub project_id: Option<String>,
     pub session_id: Option<String>,
     pub limit: Option<f64>,
+    /// The meaning ranking of the query, when there is one (see [`meaning`]).
+    pub meaning: Option<meaning::Ranked>,
 }
 
 /// Results when no limit is given; the most a search returns.
@@ -197,8 +200,8 @@ impl Query {
 }
 
 /// Runs `query` on `index`: best first, at most `limit`.
-pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize) -> Vec<Hit> {
-    index.search(query, scope, limit)
+pub fn run(index: &Index, query: &Query, scope: &Scope, limit: usize, meaning: Option<&meaning::Ranked>) -> Vec<Hit> {
+    index.search(query, scope, limit, meaning)
 }
 
 /// `parts` without repeats, at most [`MAX_PARTS`]. A lone kana (a
@@ -236,6 +239,8 @@ pub struct Hit {
     pub session_id: Option<String>,
     pub start: Option<u32>,
     pub end: Option<u32>,
+    /// Found by meaning only (no word of the query in it; `byMeaning`).
+    pub by_meaning: bool,
 }
 
 #[cfg(test)]

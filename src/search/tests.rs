@@ -62,7 +62,7 @@ fn index() -> Index {
 }
 
 fn ids(index: &Index, query: &str, scope: &Scope) -> Vec<String> {
-    run(index, &Query::parse(query).unwrap(), scope, 10).into_iter().map(|h| h.id).collect()
+    run(index, &Query::parse(query).unwrap(), scope, 10, None).into_iter().map(|h| h.id).collect()
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn planted_answers_are_found_first_and_traps_are_not() {
 fn a_hit_says_where_it_stands_and_its_snippet_holds_it() {
     let index = index();
     let scope = Scope::all();
-    let hits = run(&index, &Query::parse("砂時計").unwrap(), &scope, 10);
+    let hits = run(&index, &Query::parse("砂時計").unwrap(), &scope, 10, None);
     let hit = &hits[0];
     let body: Vec<u16> = CORPUS[3].5.encode_utf16().collect();
     let (start, end) = (hit.start.unwrap() as usize, hit.end.unwrap() as usize);
@@ -123,7 +123,7 @@ fn a_hit_says_where_it_stands_and_its_snippet_holds_it() {
     assert!(hit.snippet.contains("机の上の砂時計が"), "{}", hit.snippet);
     assert_eq!((hit.kind, hit.project_id.as_deref()), (Kind::Manuscript, Some("p2")));
     // A title-only hit has no offsets and shows the start of the text.
-    let hits = run(&index, &Query::parse("brass").unwrap(), &scope, 10);
+    let hits = run(&index, &Query::parse("brass").unwrap(), &scope, 10, None);
     assert_eq!((hits[0].start, hits[0].end), (None, None));
     assert!(hits[0].snippet.starts_with("He sets"), "{}", hits[0].snippet);
 }
@@ -161,7 +161,7 @@ fn queries_of_any_content_answer_and_an_empty_one_is_refused() {
     for query in [long.as_str(), "\u{0}\u{FFFF}\u{10FFFF}", "🦀🦀", "'", "..", "x", "の", "\u{301}"] {
         let query = Query::parse(query).unwrap();
         assert!(query.parts.len() <= 32);
-        let _ = run(&index, &query, &Scope::all(), 10);
+        let _ = run(&index, &query, &Scope::all(), 10, None);
     }
     assert_eq!(Scope::of(&["chapters".into()], None, None).unwrap_err(), SearchError::UnknownScope("chapters".into()));
     // Cut after its last whole word: no half word ("lightho") among its parts.
@@ -205,4 +205,58 @@ fn utf16_lengths_from_bytes_match_the_encoders() {
     ] {
         assert_eq!(crate::search::utf16_len(text) as usize, text.encode_utf16().count(), "{text:?}");
     }
+}
+
+#[test]
+fn passages_tile_the_text_and_end_at_a_line_or_sentence() {
+    for body in ["", "短い。", &"雨が降っていた。".repeat(200), &"x".repeat(2000), &"Line one.\nLine two! ".repeat(90)]
+    {
+        let cut = meaning::passages(body);
+        // Whole, in order, no gaps, each within the size.
+        assert_eq!(cut.first().map_or(0, |p| p.0), 0);
+        assert_eq!(cut.last().map_or(0, |p| p.1), body.len());
+        assert!(cut.windows(2).all(|w| w[0].1 == w[1].0 && w[0].0 < w[0].1));
+        assert!(cut.iter().all(|(a, b)| body[*a..*b].chars().count() <= meaning::PASSAGE_CHARS));
+    }
+    let novel = "雨が降っていた。".repeat(200);
+    assert!(meaning::passages(&novel).iter().all(|(_, b)| novel[..*b].ends_with('。')), "cut after a sentence");
+    assert_eq!(meaning::passages(&"x".repeat(2000)).len(), 5, "no sentence end: cut at the size");
+}
+
+#[test]
+fn a_meaning_ranking_adds_what_the_words_miss_and_never_hides_what_they_find() {
+    let index = index();
+    let query = |q: &str| Query::parse(q).unwrap();
+    // The ranking an embedding model gave "a beacon at night": the English
+    // chapter with "lighthouse" first (not a word of the query), then the
+    // Tokyo tower's light, then a document no longer indexed.
+    let ranked = meaning::Ranked {
+        keys: vec!["manuscripts/apart".into(), "manuscripts/tower".into(), "manuscripts/gone".into()],
+        passages: vec![0, 0, 0],
+    };
+    let hits = run(&index, &query("beacon"), &Scope::all(), 10, Some(&ranked));
+    let found: Vec<(&str, bool)> = hits.iter().map(|h| (h.id.as_str(), h.by_meaning)).collect();
+    assert_eq!(found, [("apart", true), ("tower", true)], "meaning only, in its order, the missing one skipped");
+    let apart = &hits[0];
+    assert_eq!((apart.start, apart.end), (Some(0), Some(61)), "the passage's offsets (UTF-16)");
+    assert!(apart.snippet.starts_with("The keeper stood"));
+    // A word hit keeps its place and snippet; a document in both lists rises.
+    let ranked =
+        meaning::Ranked { keys: vec!["manuscripts/keepers".into(), "manuscripts/tower".into()], passages: vec![0, 0] };
+    let hits = run(&index, &query("keeper"), &Scope::all(), 10, Some(&ranked));
+    let found: Vec<(&str, bool)> = hits.iter().map(|h| (h.id.as_str(), h.by_meaning)).collect();
+    assert_eq!(found[0], ("keepers", false), "in both lists: first, as a word hit");
+    assert!(
+        found.contains(&("keeper", false)) && found.contains(&("apart", false)) && found.contains(&("tower", true))
+    );
+    // The scope holds for meaning hits too, and the limit for both.
+    let p2 = Scope::of(&[], Some("p2".into()), None).unwrap();
+    assert!(run(&index, &query("beacon"), &p2, 10, Some(&ranked)).is_empty());
+    assert_eq!(run(&index, &query("keeper"), &Scope::all(), 2, Some(&ranked)).len(), 2);
+    // 京都 never finds 東京都 by its words; a ranking that names nothing adds nothing.
+    let empty = meaning::Ranked::default();
+    let kyoto =
+        |ranked| run(&index, &query("京都"), &Scope::all(), 10, ranked).into_iter().map(|h| h.id).collect::<Vec<_>>();
+    assert_eq!(kyoto(Some(&empty)), kyoto(None));
+    assert!(!kyoto(Some(&empty)).contains(&"tokyo".to_owned()));
 }

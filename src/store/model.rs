@@ -78,7 +78,7 @@ impl Lifecycle {
 /// A piece of working material of a chat session (the `sessionArtifacts`
 /// record; `lifecycle` is ours and defaults to overwritable for records
 /// written by other apps).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionArtifact {
     pub id: String,
@@ -95,7 +95,7 @@ pub struct SessionArtifact {
 }
 
 /// A chat session: its artifacts, checkpoints and transcript share its id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     pub id: String,
@@ -114,7 +114,7 @@ pub enum Speaker {
 
 /// One message as the conversation showed it: the person's input, or the
 /// agent's Markdown stream for a turn (with how the turn ended).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TranscriptEntry {
     pub id: String,
@@ -128,7 +128,7 @@ pub struct TranscriptEntry {
 }
 
 /// A writing project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Project {
     pub id: String,
@@ -140,7 +140,7 @@ pub struct Project {
 }
 
 /// A chapter (no parent) or a section of one, with its text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManuscriptSection {
     pub id: String,
@@ -157,7 +157,7 @@ pub struct ManuscriptSection {
 }
 
 /// An item of a project's plot: acts, scenes, beats (hierarchical).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlotItem {
     pub id: String,
@@ -173,7 +173,7 @@ pub struct PlotItem {
 }
 
 /// A long-term memory: a dated, tagged summary of a durable fact.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Memory {
     pub id: String,
@@ -186,8 +186,8 @@ pub struct Memory {
 }
 
 /// The previous version of a record the agent (or the person) changed, so
-/// the change can be undone byte for byte.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// the change can be undone byte for byte. Read by hand (see `json::Fields`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revision {
     pub id: String,
@@ -211,6 +211,98 @@ pub struct Revision {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
 }
+
+// The records read by hand (see `json::Fields`): a field the record shape
+// of DESIGN.md marks optional may be absent; the others are required.
+crate::decode_by_hand!(Revision, |f| Ok(Revision {
+    id: f.text("id", true)?,
+    store: f.text("store", true)?,
+    record_id: f.text("recordId", true)?,
+    before: f.get("before", false)?.cloned(),
+    origin: f.text("origin", true)?,
+    reason: f.text("reason", true)?,
+    created_at: f.float("createdAt")?,
+    after: f.opt_text("after")?,
+    group: f.opt_text("group")?,
+}));
+
+crate::decode_by_hand!(SessionArtifact, |f| Ok(SessionArtifact {
+    id: f.text("id", true)?,
+    session_id: f.text("sessionId", true)?,
+    kind: match f.text("type", true)?.as_str() {
+        "web_search" => ArtifactType::WebSearch,
+        "project_data" => ArtifactType::ProjectData,
+        "text" => ArtifactType::Text,
+        other => return Err(format!("unknown artifact type {other:?} (web_search, project_data or text)")),
+    },
+    title: f.text("title", true)?,
+    content: f.text("content", true)?,
+    is_active: match f.need("isActive")? {
+        Value::Bool(on) => *on,
+        _ => return Err("`isActive` must be a boolean".into()),
+    },
+    created_at: f.float("createdAt")?,
+    updated_at: f.float("updatedAt")?,
+    lifecycle: Lifecycle::from_name(&f.text("lifecycle", false)?),
+}));
+
+crate::decode_by_hand!(SessionInfo, |f| Ok(SessionInfo {
+    id: f.text("id", true)?,
+    title: f.text("title", true)?,
+    created_at: f.float("createdAt")?,
+    updated_at: f.float("updatedAt")?,
+}));
+
+crate::decode_by_hand!(TranscriptEntry, |f| Ok(TranscriptEntry {
+    id: f.text("id", true)?,
+    session_id: f.text("sessionId", true)?,
+    role: match f.text("role", true)?.as_str() {
+        "person" => Speaker::Person,
+        "agent" => Speaker::Agent,
+        other => return Err(format!("unknown role {other:?} (person or agent)")),
+    },
+    text: f.text("text", true)?,
+    status: f.opt_text("status")?,
+    created_at: f.float("createdAt")?,
+}));
+
+crate::decode_by_hand!(Project, |f| Ok(Project {
+    id: f.text("id", true)?,
+    title: f.text("title", true)?,
+    description: f.text("description", false)?,
+    created_at: f.float("createdAt")?,
+    updated_at: f.float("updatedAt")?,
+}));
+
+crate::decode_by_hand!(ManuscriptSection, |f| Ok(ManuscriptSection {
+    id: f.text("id", true)?,
+    project_id: f.text("projectId", true)?,
+    parent_id: f.opt_text("parentId")?,
+    title: f.text("title", true)?,
+    order: f.float("order")?,
+    content: f.text("content", false)?,
+    created_at: f.float("createdAt")?,
+    updated_at: f.float("updatedAt")?,
+}));
+
+crate::decode_by_hand!(PlotItem, |f| Ok(PlotItem {
+    id: f.text("id", true)?,
+    project_id: f.text("projectId", true)?,
+    parent_id: f.opt_text("parentId")?,
+    title: f.text("title", true)?,
+    summary: f.text("summary", false)?,
+    order: f.float("order")?,
+    created_at: f.float("createdAt")?,
+    updated_at: f.float("updatedAt")?,
+}));
+
+crate::decode_by_hand!(Memory, |f| Ok(Memory {
+    id: f.text("id", true)?,
+    date: f.text("date", true)?,
+    summary: f.text("summary", true)?,
+    tags: f.strings("tags", false)?,
+    created_at: f.float("createdAt")?,
+}));
 
 /// What an undo restored, as the person's app is told.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -33,8 +33,9 @@ pub enum ReceiptOutcome {
     Rejected,
 }
 
-/// The receipt of one tool call of a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The receipt of one tool call of a session (read by hand, as the
+/// checkpointed state is: see `json::Fields`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
     /// `<sessionId>/<callKey>`.
@@ -48,6 +49,20 @@ pub struct Receipt {
     pub content: String,
     pub created_at: f64,
 }
+
+crate::decode_by_hand!(Receipt, |f| Ok(Receipt {
+    id: f.text("id", true)?,
+    session_id: f.text("sessionId", true)?,
+    call_key: f.text("callKey", true)?,
+    outcome: match f.text("outcome", true)?.as_str() {
+        "started" => ReceiptOutcome::Started,
+        "done" => ReceiptOutcome::Done,
+        "rejected" => ReceiptOutcome::Rejected,
+        other => return Err(format!("unknown receipt outcome {other:?}")),
+    },
+    content: f.text("content", true)?,
+    created_at: f.float("createdAt")?,
+}));
 
 impl Receipt {
     pub fn new(session_id: &str, call_key: &str, outcome: ReceiptOutcome, content: impl Into<String>) -> Receipt {

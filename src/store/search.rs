@@ -397,7 +397,7 @@ impl SearchIndex {
             options.scope().map_err(|e| StoreError::Invalid { field: "scope".into(), message: e.to_string() })?;
         self.catch_up(backend, self.wait_ms.get().unwrap_or(SEARCH_WAIT_MS)).await?;
         let live = self.live.borrow();
-        let mut hits = search::run(&live.index, &query, &scope, options.limit());
+        let mut hits = search::run(&live.index, &query, &scope, options.limit(), options.meaning.as_ref());
         for hit in hits.iter_mut().filter(|h| h.kind == Kind::Transcript) {
             if let Some(at) = hit.session_id.as_deref().and_then(|s| live.title_at.get(s)) {
                 hit.title = live.titles[*at as usize].clone();
@@ -405,6 +405,20 @@ impl SearchIndex {
         }
         drop(live);
         Ok(SearchAnswer { hits, status: self.status() })
+    }
+
+    /// The indexed documents' keys and fingerprints, once every stored
+    /// record is indexed (before, the meaning vectors wait).
+    pub fn fingerprints(&self) -> Option<(Vec<String>, Vec<f64>)> {
+        if !self.status().complete {
+            return None;
+        }
+        Some(self.live.borrow().index.fingerprints().map(|(key, hash)| (key.to_owned(), hash as f64)).unzip())
+    }
+
+    /// The texts of a document's passages, as embedded (see `search::meaning`).
+    pub fn passage_texts(&self, key: &str) -> Option<Vec<String>> {
+        self.live.borrow().index.passage_texts(key)
     }
 
     /// One stretch of work: one read (records another tab changed, else the

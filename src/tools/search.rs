@@ -98,6 +98,9 @@ async fn find(
         project_id: args.project_id.clone(),
         session_id: None,
         limit: Some(args.limit as f64),
+        // The model's searches go by words (a meaning ranking would cost
+        // an embedding request per call).
+        meaning: None,
     };
     let answer = ctx.db.search(&args.query, &options).await?;
     let hits: Vec<Value> = answer

@@ -257,6 +257,8 @@ pub struct JsAgent {
     pub(super) db: Db,
     /// The IndexedDB connection (for other tabs' change notices).
     backend: Rc<IdbBackend>,
+    /// Search by meaning, when the proxy has an embedding model.
+    pub(super) meaning: super::meaning::Meaning,
 }
 
 /// An abort listener to remove when the run ends.
@@ -331,6 +333,7 @@ impl JsAgent {
                     ProxyRelay { proxy_url: config.proxy_url.clone(), client_token: config.client_token.clone() };
                 Rc::new(McpServers::new(Box::new(relay)))
             });
+            let meaning = super::meaning::Meaning::new(&name, &config.proxy_url, config.client_token.clone());
             let web = ProxyWeb { base_url: config.proxy_url, client_token: config.client_token };
             let env = AgentEnv {
                 scope: name.clone(),
@@ -344,7 +347,7 @@ impl JsAgent {
             };
             let checkpointer = Rc::new(StoreCheckpointer::new(backend, PrunePolicy::default()));
             let agent = Agent::with_tools(env, checkpointer, host_tools).map_err(error::agent)?;
-            Ok(JsAgent { agent: Rc::new(agent), db, backend: idb }.into())
+            Ok(JsAgent { agent: Rc::new(agent), db, backend: idb, meaning }.into())
         })
     }
 

@@ -9,6 +9,7 @@ mod bench;
 mod convert;
 mod error;
 mod host;
+mod meaning;
 mod memories;
 mod projects;
 mod search;

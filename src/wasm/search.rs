@@ -36,9 +36,14 @@ export interface SearchHit {
   /** Where the hit stands in the record's text (`content`, `summary` or `text`), in UTF-16 units; absent when only the title matched. */
   start?: number;
   end?: number;
+  /** Found by meaning only (none of the query's words in it): `start`/`end` are then its closest passage. */
+  byMeaning?: true;
 }
-/** The hits, and whether every stored record was searched (`pending`: records still being indexed). */
-export type SearchResults = SearchHit[] & { complete: boolean; pending: number };
+/**
+ * The hits, and whether every stored record was searched (`pending`: records still being indexed);
+ * `meaning`: the proxy's embedding model ranked them too (fused with the words' ranking).
+ */
+export type SearchResults = SearchHit[] & { complete: boolean; pending: number; meaning: boolean };
 /** Where the search index stands. */
 export interface SearchStatus { indexed: number; pending: number; complete: boolean }
 "#;
@@ -50,7 +55,7 @@ extern "C" {
     fn search_options(options: &JsValue) -> JsValue;
     /// The hits as JS objects, from one text and its numbers (see `shape.js`).
     #[wasm_bindgen(js_name = searchHits)]
-    fn search_hits(texts: &str, numbers: &[f64], complete: bool, pending: u32) -> JsValue;
+    fn search_hits(texts: &str, numbers: &[f64], complete: bool, pending: u32, meaning: bool) -> JsValue;
 }
 
 /// `agent.search`'s options, checked in JS.
@@ -65,6 +70,7 @@ fn options(given: &JsValue) -> Result<SearchOptions, JsValue> {
         project_id: read.get(1).as_string(),
         session_id: read.get(2).as_string(),
         limit: read.get(3).as_f64(),
+        meaning: None,
     })
 }
 
@@ -87,12 +93,18 @@ impl JsAgent {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchResults>")]
     pub fn search(&self, query: String, opts: Option<SearchOptionsJs>) -> Promise {
-        let db = self.db.clone();
+        let (db, meaning) = (self.db.clone(), self.meaning.clone());
         future_to_promise(async move {
-            let options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+            let mut options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
+            if !query.trim().is_empty() {
+                options.meaning = meaning.ranking(&query, options.limit()).await;
+            }
             let answer = db.search(&query, &options).await.map_err(error::store)?;
+            // What was written since is embedded for the next search.
+            meaning.refresh(&db);
             let (texts, numbers) = hit_fields(&answer.hits);
-            Ok(search_hits(&texts, &numbers, answer.status.complete, answer.status.pending as u32))
+            let status = answer.status;
+            Ok(search_hits(&texts, &numbers, status.complete, status.pending as u32, options.meaning.is_some()))
         })
     }
 
@@ -123,12 +135,13 @@ fn object(fields: &[(&str, JsValue)]) -> JsValue {
     object.into()
 }
 
-/// What [`search_hits`] builds the hits from: nine numbers a hit (its
-/// texts' UTF-16 lengths, its score and offsets; -1 for what is absent),
+/// What [`search_hits`] builds the hits from: ten numbers a hit (its
+/// texts' UTF-16 lengths, its score, offsets and whether only its meaning
+/// matched; -1 for what is absent),
 /// the texts one after the other.
 fn hit_fields(hits: &[Hit]) -> (String, Vec<f64>) {
     let mut texts = String::new();
-    let mut numbers = Vec::with_capacity(hits.len() * 9);
+    let mut numbers = Vec::with_capacity(hits.len() * 10);
     for hit in hits {
         let mut text = |t: Option<&str>| {
             t.map_or(-1.0, |t| {
@@ -147,6 +160,7 @@ fn hit_fields(hits: &[Hit]) -> (String, Vec<f64>) {
             text(hit.session_id.as_deref()),
             offset(hit.start),
             offset(hit.end),
+            if hit.by_meaning { 1.0 } else { -1.0 },
         ]);
     }
     (texts, numbers)

@@ -372,6 +372,46 @@ async function scenarios(browser) {
     await page.locator("#search-input").fill("");
   });
 
+  await check("3m. with the proxy's embedding model the search box also finds a line by its meaning; with the model down, by its words", async () => {
+    const box = async (query) => {
+      await page.locator("#search-input").fill(query);
+      await page.evaluate(() => { document.querySelector("#search-status").textContent = ""; });
+      await page.locator("#search-input").press("Enter");
+      await page.waitForFunction(() => document.querySelector("#search-status").textContent !== "");
+      return { status: await page.locator("#search-status").textContent(), hits: await page.locator("#search-results li").allTextContents() };
+    };
+    await page.locator("#chapter-title").fill("第四章");
+    await page.getByRole("button", { name: "Add" }).click();
+    await page.waitForFunction(() => document.querySelector("#chapter-label").textContent.includes("第四章"));
+    await page.locator("#chapter-text").fill("\u3000岬の灯台が、夜の海を照らしていた。\n");
+    await page.getByRole("button", { name: "Save chapter" }).click();
+    await page.waitForFunction(() => !document.querySelector("#banner:not([hidden])"));
+    // No word of the query is in any chapter. The first searches hand the
+    // records to the embedding model in the background; a later one ranks by them.
+    let found = await box("a beacon by the sea");
+    for (let i = 0; i < 40 && !found.hits.some((h) => h.includes("第四章")); i++) {
+      await page.waitForTimeout(250);
+      found = await box("a beacon by the sea");
+    }
+    assert(found.hits.some((h) => h.includes("第四章") && h.includes("related") && h.includes("灯台")), `found by meaning: ${found.hits}`);
+    assert(found.status.includes("by words and meaning"), `status: ${found.status}`);
+    assert(!found.hits.some((h) => /第[一二三]章/.test(h)), `nothing unrelated is offered: ${found.hits}`);
+    const log = (await (await fetch(`${fakeUrl}/__log`)).json()).embeddings;
+    assert(log.requests >= 2 && log.texts >= 4, `the records and the query went to /v1/embeddings through the proxy: ${JSON.stringify(log)}`);
+    await shot("e2e-3m-meaning.png");
+    // Meaning adds, never takes away: 京都 still never finds 東京都.
+    const kyoto = await box("京都");
+    assert(kyoto.hits.some((h) => h.includes("第三章")) && !kyoto.hits.some((h) => h.includes("第二章")), `京都: ${kyoto.hits}`);
+    // The embedding model down: the search answers by its words and says so.
+    await control("/__script", { embeddings: false });
+    const words = await box("灯台");
+    assert(words.hits.some((h) => h.includes("第四章") && !h.includes("related")), `by its words: ${words.hits}`);
+    const none = await box("a beacon by the sea");
+    assert(none.hits.length === 0 && /^Nothing found/.test(none.status) && !none.status.includes("meaning"), `without the model: ${none.status} ${none.hits}`);
+    await control("/__reset");
+    await page.locator("#search-input").fill("");
+  });
+
   await check("4. Stop during a streamed answer returns to idle with nothing half-written", async () => {
     await script([routed("chat_only"), { type: "hold", first: "昔々あるところに" }]);
     const turnsBefore = await page.locator(".turn.agent").count();

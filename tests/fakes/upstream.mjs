@@ -239,6 +239,25 @@ function housekeeping(body) {
 }
 let housekept = 0;
 
+// The embedding model (`POST /v1/embeddings`): a text's vector counts the
+// words of each group of this table it holds (a dimension a group), so
+// "beacon" and 灯台 mean the same here and a text of none of them is a zero
+// vector, close to nothing. `/__script {embeddings: false}` makes it fail
+// (500) until a reset.
+const MEANINGS = [
+  ["lighthouse", "beacon", "灯台"],
+  ["sea", "ocean", "海", "波"],
+  ["hourglass", "砂時計"],
+  ["autumn", "秋", "紅葉"],
+  ["rain", "umbrella", "雨", "傘"],
+  ["cat", "猫"],
+];
+let embeddings = { working: true, texts: 0, requests: 0 };
+function embed(text) {
+  const lower = String(text).toLowerCase();
+  return MEANINGS.map((group) => group.reduce((n, word) => n + lower.split(word).length - 1, 0));
+}
+
 // The reasoning field each dialect streams, if any.
 const REASONING_FIELD = { "ollama-v1": "reasoning", openrouter: "reasoning", vllm: "reasoning", deepseek: "reasoning_content", llamacpp: "reasoning_content" };
 const reasoningOf = (reply) => reply.reasoning ?? (dialect === "deepseek" ? "Thinking it through." : undefined);
@@ -510,6 +529,7 @@ const server = createServer(async (req, res) => {
   const path = new URL(req.url, "http://x").pathname;
   if (path === "/__script") {
     if (typeof body.lenient === "boolean") lenient = body.lenient;
+    if (typeof body.embeddings === "boolean") embeddings.working = body.embeddings;
     if (typeof body.dialect === "string") {
       dialect = body.dialect;
       if (typeof body.template !== "string" && dialect === "mistral") family = "mistral";
@@ -526,10 +546,10 @@ const server = createServer(async (req, res) => {
     send(res, 200, { released: pending.length });
   } else if (path === "/__reset") {
     chatQueue = []; searchQueue = []; requests = []; disconnects = 0; pages = {}; lenient = false; // strictRefusals counts the whole run
-    dialect = startDialect; family = startFamily; idCounter = 0;
+    dialect = startDialect; family = startFamily; idCounter = 0; embeddings = { working: true, texts: 0, requests: 0 };
     send(res, 200, {});
   } else if (path === "/__log") {
-    send(res, 200, { requests, disconnects, strictRefusals, housekept });
+    send(res, 200, { requests, disconnects, strictRefusals, housekept, embeddings });
   } else if (path.startsWith("/pages/") && req.method === "GET") {
     requests.push({ path, query: new URL(req.url, "http://x").search, authorization: req.headers.authorization ?? null, body: {} });
     const html = pages[path.slice("/pages/".length)];
@@ -543,6 +563,17 @@ const server = createServer(async (req, res) => {
   } else if (path.endsWith("/chat/completions") && req.method === "POST") {
     requests.push({ path, authorization: req.headers.authorization ?? null, body });
     await answerChat(req, res, body);
+  } else if (path.endsWith("/embeddings") && req.method === "POST") {
+    // Not in `requests`: the checks that count requests count chat and search.
+    embeddings.requests += 1;
+    const input = Array.isArray(body.input) ? body.input : [body.input];
+    embeddings.texts += input.length;
+    if (!embeddings.working || body.model !== "fake-embed-text") {
+      send(res, 500, { error: { message: embeddings.working ? `unknown embedding model ${body.model}` : "the embedding model is down" } });
+    } else {
+      send(res, 200, { object: "list", model: body.model, data: input.map((t, index) => ({ object: "embedding", index, embedding: embed(t) })),
+        usage: { prompt_tokens: 1, total_tokens: 1 } });
+    }
   } else if (path === "/search" && req.method === "POST") {
     requests.push({ path, authorization: req.headers.authorization ?? null, body });
     answerSearch(res, body);

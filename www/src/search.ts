@@ -41,9 +41,10 @@ export function setupSearch(agent: Agent, targets: SearchTargets): void {
       const hits = await agent.search(query, { limit: 20 });
       if (mine !== asked) return; // a later search is on its way
       const ms = Math.round(performance.now() - started);
+      const how = hits.meaning ? " by words and meaning" : "";
       status.textContent = hits.length
-        ? `${hits.length} found in ${ms} ms${hits.complete ? "" : ` (still indexing ${hits.pending} records: more may come)`}`
-        : `Nothing found${hits.complete ? "" : ` yet (still indexing ${hits.pending} records)`}`;
+        ? `${hits.length} found${how} in ${ms} ms${hits.complete ? "" : ` (still indexing ${hits.pending} records: more may come)`}`
+        : `Nothing found${how}${hits.complete ? "" : ` yet (still indexing ${hits.pending} records)`}`;
       list.replaceChildren(...hits.map((hit) => item(hit)));
     } catch (e) {
       if (mine !== asked) return;
@@ -66,6 +67,14 @@ export function setupSearch(agent: Agent, targets: SearchTargets): void {
     snippet.className = "search-snippet";
     snippet.textContent = hit.snippet;
     button.append(kind, " ", title, snippet);
+    if (hit.byMeaning) {
+      // Found by its meaning: none of the query's words is in it.
+      const tag = document.createElement("span");
+      tag.className = "search-meaning";
+      tag.textContent = "related";
+      tag.title = "None of your words is here: the embedding model found it close in meaning.";
+      snippet.before(tag);
+    }
     button.addEventListener("click", () => void open(hit, li));
     li.append(button);
     return li;

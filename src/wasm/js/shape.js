@@ -71,11 +71,11 @@ export function searchOptions(options) {
 }
 
 /** A search hit's fields, in the order of its numbers (see `searchHits`). */
-const HIT_FIELDS = ["kind", "id", "title", "snippet", "score", "projectId", "sessionId", "start", "end"];
+const HIT_FIELDS = ["kind", "id", "title", "snippet", "score", "projectId", "sessionId", "start", "end", "byMeaning"];
 
 /**
  * `agent.search`'s hits, built here from one text and its numbers (one
- * crossing instead of one per field): nine numbers a hit, one per field of
+ * crossing instead of one per field): ten numbers a hit, one per field of
  * `HIT_FIELDS`, -1 for an absent one; for a text field its UTF-16 length,
  * the texts following one another in `texts`; else the value.
  *
@@ -83,19 +83,20 @@ const HIT_FIELDS = ["kind", "id", "title", "snippet", "score", "projectId", "ses
  * @param {Float64Array} numbers
  * @param {boolean} complete
  * @param {number} pending
- * @returns {Array<Record<string, unknown>> & { complete: boolean, pending: number }}
+ * @param {boolean} meaning whether a ranking by meaning took part
+ * @returns {Array<Record<string, unknown>> & { complete: boolean, pending: number, meaning: boolean }}
  */
-export function searchHits(texts, numbers, complete, pending) {
+export function searchHits(texts, numbers, complete, pending, meaning) {
   const hits = [];
   let at = 0;
-  for (let j = 0; j + 9 <= numbers.length; j += 9) {
+  for (let j = 0; j + 10 <= numbers.length; j += 10) {
     /** @type {Record<string, unknown>} */
     const hit = {};
     HIT_FIELDS.forEach((name, k) => {
       const n = numbers[j + k];
-      if (n >= 0) hit[name] = k === 4 || k > 6 ? n : texts.slice(at, (at += n));
+      if (n >= 0) hit[name] = k > 8 || (k === 4 || k > 6 ? n : texts.slice(at, (at += n)));
     });
     hits.push(hit);
   }
-  return Object.assign(hits, { complete, pending });
+  return Object.assign(hits, { complete, pending, meaning });
 }
