@@ -341,6 +341,7 @@ impl Index {
 fn hit_at(doc: &Doc, score: f64, at: Option<(usize, usize)>, before: usize) -> Hit {
     let body = &doc.body;
     let (from, to) = at.unwrap_or_default();
+    let start = at.map(|_| utf16_len(&body[..from]));
     Hit {
         kind: doc.kind,
         id: doc.id.clone(),
@@ -349,8 +350,8 @@ fn hit_at(doc: &Doc, score: f64, at: Option<(usize, usize)>, before: usize) -> H
         score,
         project_id: doc.project.clone(),
         session_id: doc.session.clone(),
-        start: at.map(|_| utf16_len(&body[..from])),
-        end: at.map(|_| utf16_len(&body[..to])),
+        start,
+        end: start.map(|s| s + utf16_len(&body[from..to])),
         by_meaning: false,
     }
 }
@@ -367,9 +368,22 @@ fn ln(x: f64) -> f64 {
 }
 
 /// UTF-16 units of `text`, from its bytes: one per character (every byte
-/// that does not continue one), two for a character of four bytes.
+/// that does not continue one), two for a character of four bytes. Eight
+/// bytes at a time (a hit's offset counts the text before it: a quarter of
+/// a query's time byte by byte).
 pub(crate) fn utf16_len(text: &str) -> u32 {
-    text.bytes().map(|b| u32::from(b & 0xc0 != 0x80) + u32::from(b >= 0xf0)).sum()
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut units = 0;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        // A continuation byte is 10xxxxxx; a four-byte lead 11110xxx.
+        let continuing = w & !(w << 1) & HIGH;
+        let four = w & (w << 1) & (w << 2) & (w << 3) & HIGH;
+        units += 8 - continuing.count_ones() + four.count_ones();
+    }
+    units + words.remainder().iter().map(|&b| u32::from(b & 0xc0 != 0x80) + u32::from(b >= 0xf0)).sum::<u32>()
 }
 
 /// The occurrences of one part in the document `slot`.

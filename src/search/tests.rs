@@ -205,6 +205,12 @@ fn utf16_lengths_from_bytes_match_the_encoders() {
     ] {
         assert_eq!(crate::search::utf16_len(text) as usize, text.encode_utf16().count(), "{text:?}");
     }
+    // Every prefix of a long mixed text: four-byte characters across the
+    // eight-byte words the count reads, and every remainder length.
+    let long = "a京🎌ｶﾞ\u{3000}é\u{10ffff}z".repeat(9);
+    for (at, _) in long.char_indices() {
+        assert_eq!(crate::search::utf16_len(&long[..at]) as usize, long[..at].encode_utf16().count(), "prefix {at}");
+    }
 }
 
 #[test]
