@@ -48,6 +48,9 @@ pub struct AgentSettings {
     /// (server name → its switches; a server not listed is on, with every
     /// tool).
     pub mcp: BTreeMap<String, McpServerSettings>,
+    /// `agent.search` also ranks by meaning when the proxy has an embedding
+    /// model: the records' text goes to that model in the background.
+    pub search_by_meaning: bool,
 }
 
 /// The person's switches for one relayed MCP server.
@@ -120,6 +123,7 @@ impl Default for AgentSettings {
             delegation_model: "sub".into(),
             continuity_memory: true,
             mcp: BTreeMap::new(),
+            search_by_meaning: true,
         }
     }
 }
@@ -201,6 +205,7 @@ impl AgentSettings {
         }
         s.delegation_model = f.opt_text("delegationModel")?.unwrap_or(s.delegation_model);
         s.continuity_memory = flag(&f, "continuityMemory", s.continuity_memory)?;
+        s.search_by_meaning = flag(&f, "searchByMeaning", s.search_by_meaning)?;
         let servers = match f.get("mcp", false)? {
             None => None,
             Some(Value::Object(servers)) => Some(servers),
@@ -312,7 +317,7 @@ mod tests {
         (s.full_threshold, s.long_term_memory, s.recursion_limit, s.page_chars) = (5, true, 7, 9);
         (s.parallel_reads, s.context_window, s.context_window_source) = (1, 4096, WindowSource::Person);
         s.compression = CompressionSettings { enabled: false, token_ratio: 0.5, turn_limit: 3, ..s.compression };
-        (s.delegation_model, s.continuity_memory) = ("main".into(), false);
+        (s.delegation_model, s.continuity_memory, s.search_by_meaning) = ("main".into(), false, false);
         s.mcp.insert("notes".into(), McpServerSettings { enabled: false, tools: [("a".into(), false)].into() });
         assert_eq!(AgentSettings::from_stored(Some(serde_json::to_value(&s).unwrap())), s);
         let partial = AgentSettings::default().merged(&json!({"compression": {"keepTurns": 2}})).unwrap();

@@ -97,6 +97,8 @@ pub struct Index {
     slots: Keys,
     free: Vec<u32>,
     words_total: u64,
+    /// Documents added or removed so far (what changed since a count was taken).
+    edits: u64,
 }
 
 /// Where a query part occurs in one document: word positions `[start, end)`.
@@ -105,6 +107,11 @@ type Occurrence = (u32, u32, u32);
 impl Index {
     pub fn new() -> Index {
         Index::default()
+    }
+
+    /// Documents added or removed since the index was made.
+    pub fn edits(&self) -> u64 {
+        self.edits
     }
 
     /// Documents indexed.
@@ -161,6 +168,7 @@ impl Index {
             }
         }
         self.words_total += words.len() as u64;
+        self.edits += 1;
         self.slots.insert(doc.key.as_str().into(), slot);
         self.docs[slot as usize] = Some(Indexed { doc, words, spans, title_words });
     }
@@ -179,6 +187,7 @@ impl Index {
             }
         }
         self.words_total -= gone.words.len() as u64;
+        self.edits += 1;
         self.free.push(slot);
         true
     }
@@ -326,8 +335,11 @@ impl Index {
     /// the title before it).
     pub fn passage_texts(&self, key: &str) -> Option<Vec<String>> {
         let doc = &self.docs[*self.slots.get(key)? as usize].as_ref()?.doc;
-        let mut texts: Vec<String> =
-            meaning::passages(&doc.body).into_iter().map(|(a, b)| doc.body[a..b].to_owned()).collect();
+        let mut texts: Vec<String> = meaning::passages(&doc.body)
+            .into_iter()
+            .take(meaning::MAX_PASSAGES)
+            .map(|(a, b)| doc.body[a..b].to_owned())
+            .collect();
         match texts.first_mut() {
             Some(first) => first.insert_str(0, &format!("{}\n", doc.title)),
             None => texts.push(doc.title.clone()),

@@ -10,6 +10,10 @@
 /// Characters a passage holds at most; it ends early at a line or sentence
 /// end in its last third.
 pub const PASSAGE_CHARS: usize = 480;
+/// Passages of one document embedded at most (about 30,000 characters: a
+/// long chapter; a 1 MB web page kept as an artifact is found by the meaning
+/// of its beginning and by all of its words).
+pub const MAX_PASSAGES: usize = 64;
 /// Reciprocal rank fusion's constant (the usual 60): a document's fused
 /// score is the sum of `1 / (K + rank)` over the lists it is in.
 const K: f64 = 60.0;

@@ -266,3 +266,24 @@ fn a_meaning_ranking_adds_what_the_words_miss_and_never_hides_what_they_find() {
     assert_eq!(kyoto(Some(&empty)), kyoto(None));
     assert!(!kyoto(Some(&empty)).contains(&"tokyo".to_owned()));
 }
+
+#[test]
+fn a_long_document_embeds_its_first_passages_only() {
+    let mut index = Index::new();
+    let body = "雨が降っていた。".repeat(20_000);
+    let doc = Doc {
+        key: "artifacts/page".into(),
+        kind: Kind::Artifact,
+        id: "page".into(),
+        title: "A page".into(),
+        body: body.clone(),
+        project: None,
+        session: Some("s1".into()),
+        hash: text_hash("A page", &body),
+    };
+    index.add(doc, &text::Breaks::default());
+    let texts = index.passage_texts("artifacts/page").unwrap();
+    assert_eq!(texts.len(), meaning::MAX_PASSAGES);
+    assert!(texts[0].starts_with("A page\n雨が"), "the title before the first passage");
+    assert_eq!(index.passage_texts("artifacts/none"), None);
+}

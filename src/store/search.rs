@@ -407,13 +407,16 @@ impl SearchIndex {
         Ok(SearchAnswer { hits, status: self.status() })
     }
 
-    /// The indexed documents' keys and fingerprints, once every stored
-    /// record is indexed (before, the meaning vectors wait).
-    pub fn fingerprints(&self) -> Option<(Vec<String>, Vec<f64>)> {
-        if !self.status().complete {
-            return None;
-        }
-        Some(self.live.borrow().index.fingerprints().map(|(key, hash)| (key.to_owned(), hash as f64)).unzip())
+    /// How many times a document was indexed or dropped, once every stored
+    /// record is indexed (before, the meaning vectors wait): what tells the
+    /// embedder whether anything changed since it last looked.
+    pub fn edits(&self) -> Option<u64> {
+        self.status().complete.then(|| self.live.borrow().index.edits())
+    }
+
+    /// The indexed documents' keys and fingerprints.
+    pub fn fingerprints(&self) -> (Vec<String>, Vec<f64>) {
+        self.live.borrow().index.fingerprints().map(|(key, hash)| (key.to_owned(), hash as f64)).unzip()
     }
 
     /// The texts of a document's passages, as embedded (see `search::meaning`).

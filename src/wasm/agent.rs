@@ -98,6 +98,9 @@ export interface AgentSettings {
   continuityMemory: boolean;
   /** The person's switches for the relayed MCP servers, by server name (a server not listed is on, with every tool). */
   mcp: Record<string, McpServerSettings>;
+  /** `search` also ranks by meaning when the proxy has an embedding model (default true): the records' text
+   *  goes to that model, through the proxy, in the background. Off: nothing is embedded, the search is by words. */
+  searchByMeaning: boolean;
 }
 /** The person's switches for one relayed MCP server. */
 export interface McpServerSettings {

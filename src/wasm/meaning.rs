@@ -18,9 +18,9 @@ extern "C" {
     #[wasm_bindgen(constructor)]
     pub fn new(database: &str, base: &str, token: Option<String>) -> Meaning;
     #[wasm_bindgen(method)]
-    fn wanted(this: &Meaning) -> bool;
+    fn wanted(this: &Meaning, edits: f64) -> bool;
     #[wasm_bindgen(method)]
-    fn missing(this: &Meaning, keys: &Array, hashes: &[f64]) -> Array;
+    fn missing(this: &Meaning, keys: &Array, hashes: &[f64], edits: f64) -> Array;
     #[wasm_bindgen(method)]
     fn keep(this: &Meaning, docs: &Array);
     #[wasm_bindgen(method)]
@@ -45,15 +45,17 @@ impl Meaning {
 
     /// Hands the documents whose vectors are missing or stale to the JS
     /// side, which embeds them in the background (once the index holds
-    /// every record; never on a write's path).
+    /// every record, and only when it changed since the last complete
+    /// pass; never on a write's path).
     pub fn refresh(&self, db: &Db) {
         let Some(index) = db.backend().search_index() else { return };
-        if !self.wanted() {
+        let Some(edits) = index.edits().map(|n| n as f64) else { return };
+        if !self.wanted(edits) {
             return;
         }
-        let Some((keys, hashes)) = index.fingerprints() else { return };
+        let (keys, hashes) = index.fingerprints();
         let docs = Array::new();
-        for at in self.missing(&strings(&keys), &hashes).iter().filter_map(|i| i.as_f64()) {
+        for at in self.missing(&strings(&keys), &hashes, edits).iter().filter_map(|i| i.as_f64()) {
             let at = at as usize;
             if let Some(texts) = keys.get(at).and_then(|key| index.passage_texts(key)) {
                 docs.push(&Array::of3(&JsValue::from_str(&keys[at]), &hashes[at].into(), &strings(&texts)));

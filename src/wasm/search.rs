@@ -93,15 +93,18 @@ impl JsAgent {
     /// ```
     #[wasm_bindgen(unchecked_return_type = "Promise<SearchResults>")]
     pub fn search(&self, query: String, opts: Option<SearchOptionsJs>) -> Promise {
-        let (db, meaning) = (self.db.clone(), self.meaning.clone());
+        let (db, meaning, agent) = (self.db.clone(), self.meaning.clone(), self.agent.clone());
         future_to_promise(async move {
             let mut options = options(&opts.map(JsValue::from).unwrap_or(JsValue::UNDEFINED))?;
-            if !query.trim().is_empty() {
+            let by_meaning = agent.env().settings.borrow().search_by_meaning;
+            if by_meaning && !query.trim().is_empty() {
                 options.meaning = meaning.ranking(&query, options.limit()).await;
             }
             let answer = db.search(&query, &options).await.map_err(error::store)?;
             // What was written since is embedded for the next search.
-            meaning.refresh(&db);
+            if by_meaning {
+                meaning.refresh(&db);
+            }
             let (texts, numbers) = hit_fields(&answer.hits);
             let status = answer.status;
             Ok(search_hits(&texts, &numbers, status.complete, status.pending as u32, options.meaning.is_some()))

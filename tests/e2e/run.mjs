@@ -372,7 +372,7 @@ async function scenarios(browser) {
     await page.locator("#search-input").fill("");
   });
 
-  await check("3m. with the proxy's embedding model the search box also finds a line by its meaning; with the model down, by its words", async () => {
+  await check("3m. with the proxy's embedding model the search box also finds a line by its meaning; turned off in the settings, or with the model down, by its words", async () => {
     const box = async (query) => {
       await page.locator("#search-input").fill(query);
       await page.evaluate(() => { document.querySelector("#search-status").textContent = ""; });
@@ -402,6 +402,21 @@ async function scenarios(browser) {
     // Meaning adds, never takes away: 京都 still never finds 東京都.
     const kyoto = await box("京都");
     assert(kyoto.hits.some((h) => h.includes("第三章")) && !kyoto.hits.some((h) => h.includes("第二章")), `京都: ${kyoto.hits}`);
+    // The person turns it off in the settings: searched by words, nothing more sent.
+    const setMeaning = async (on) => {
+      if (!(await page.locator("#settings").evaluate((d) => d.open))) await page.locator("#settings > summary").click();
+      await page.locator("#search-by-meaning").setChecked(on);
+      await page.getByRole("button", { name: "Save settings" }).click();
+      await page.waitForFunction(() => document.querySelector("#settings-status").textContent === "Saved.");
+      await page.locator("#settings > summary").click();
+    };
+    await setMeaning(false);
+    const sentBefore = (await (await fetch(`${fakeUrl}/__log`)).json()).embeddings.requests;
+    const off = await box("a beacon by the sea");
+    assert(off.hits.length === 0 && !off.status.includes("meaning"), `with search by meaning off: ${off.status} ${off.hits}`);
+    const sentAfter = (await (await fetch(`${fakeUrl}/__log`)).json()).embeddings.requests;
+    assert(sentAfter === sentBefore, `nothing went to the embedding model: ${sentBefore} -> ${sentAfter}`);
+    await setMeaning(true);
     // The embedding model down: the search answers by its words and says so.
     await control("/__script", { embeddings: false });
     const words = await box("灯台");

@@ -72,6 +72,7 @@ const ui = {
   contextWindow: byId<HTMLInputElement>("context-window"),
   compression: byId<HTMLInputElement>("compression"),
   continuityMemory: byId<HTMLInputElement>("continuity-memory"),
+  searchByMeaning: byId<HTMLInputElement>("search-by-meaning"),
   delegationModel: byId<HTMLSelectElement>("delegation-model"),
   clientToken: byId<HTMLInputElement>("client-token"),
   modelList: byId<HTMLDataListElement>("model-list"),
@@ -788,6 +789,7 @@ async function main(): Promise<void> {
   ui.contextWindow.placeholder = `auto (${settings.contextWindow})`;
   ui.compression.checked = settings.compression.enabled;
   ui.continuityMemory.checked = settings.continuityMemory;
+  ui.searchByMeaning.checked = settings.searchByMeaning;
   ui.delegationModel.value = settings.delegationModel;
   ui.clientToken.value = localStorage.getItem(TOKEN_KEY) ?? "";
   showApprovals();
@@ -969,6 +971,7 @@ async function saveSettings(): Promise<void> {
       contextWindow: ui.contextWindow.value.trim() === "" ? "auto" : Math.max(1024, Number(ui.contextWindow.value) || 32768),
       compression: { enabled: ui.compression.checked },
       continuityMemory: ui.continuityMemory.checked,
+      searchByMeaning: ui.searchByMeaning.checked,
       delegationModel: ui.delegationModel.value === "main" ? "main" : "sub",
     });
   } catch (e) {

@@ -61,6 +61,9 @@ export class Meaning {
     this.until = 0;
     /** Documents are being embedded. */
     this.busy = false;
+    /** The index's count of edits at the last pass that embedded everything, and at the pass running. */
+    this.done = -1;
+    this.pending = -1;
     /** @type {Map<string, Entry> | null} the cache, once read */
     this.map = null;
     /** @type {IDBDatabase | null} */
@@ -69,16 +72,19 @@ export class Meaning {
 
   /**
    * Whether to hand the documents over now: the proxy has an embedding
-   * model and nothing is being embedded. When that is not known, asks the
-   * proxy (at most once a minute) and reads the cache, for the next time.
+   * model, nothing is being embedded, and the index changed since the last
+   * pass that embedded everything (its count of edits is not that pass's).
+   * When the model is not known, asks the proxy (at most once a minute)
+   * and reads the cache, for the next time.
+   * @param {number} edits
    */
-  wanted() {
+  wanted(edits) {
     if (!this.model && !this.busy && Date.now() >= this.until) {
       this.until = Date.now() + RECHECK_MS;
       this.busy = true;
       void this.ask().finally(() => (this.busy = false));
     }
-    return !!this.model && !!this.map && !this.busy;
+    return !!this.model && !!this.map && !this.busy && edits !== this.done;
   }
 
   async ask() {
@@ -86,6 +92,8 @@ export class Meaning {
       const health = await (await fetch(`${this.base}/health`, { headers: this.headers })).json();
       const embed = health?.chat?.upstream?.models?.embed;
       this.model = typeof embed === "string" ? embed : "";
+      // The model may be another one now: look at every document again.
+      this.done = -1;
     } catch {}
     if (this.model && !this.map) await this.read();
   }
@@ -141,9 +149,11 @@ export class Meaning {
    * longer indexed are dropped. `keep` must follow (it ends the work).
    * @param {string[]} keys
    * @param {Float64Array} hashes a view of the module's memory (read at once)
+   * @param {number} edits the index's count of edits
    */
-  missing(keys, hashes) {
+  missing(keys, hashes, edits) {
     this.busy = true;
+    this.pending = edits;
     const map = this.map ?? new Map();
     const live = new Set(keys);
     for (const key of map.keys()) if (!live.has(key)) this.write(key, null);
@@ -172,6 +182,7 @@ export class Meaning {
         }
         this.write(k, { k, h, m, v });
       }
+      this.done = this.pending;
     } finally {
       this.busy = false;
     }
