@@ -2,7 +2,7 @@
 //! turn, the calls still to answer, and the typed records of the calls
 //! answered.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::compress::Compaction;
@@ -76,11 +76,7 @@ pub struct Tail {
 // Read by hand (`json::Fields`): the derived decoder of this tree compiled
 // to 24.7 KB of `.wasm` (BENCHMARKS.md, "Package size"). Every field may be
 // absent (a checkpoint of an older version), as with `#[serde(default)]`.
-impl<'de> Deserialize<'de> for AgentState {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AgentState, D::Error> {
-        AgentState::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
-}
+crate::decode_by_hand!(AgentState, |f| AgentState::from_value(f.0));
 
 impl AgentState {
     /// The state as checkpointed.

@@ -28,11 +28,7 @@ pub enum Message {
     Tool { tool_call_id: String, content: String },
 }
 
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Message, D::Error> {
-        Message::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
-}
+crate::decode_by_hand!(Message, |f| Message::from_value(f.0));
 
 impl Message {
     /// The message as serialised (`role` and the fields of its kind).
@@ -115,11 +111,7 @@ fn function_kind() -> String {
     "function".into()
 }
 
-impl<'de> Deserialize<'de> for ToolCall {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
-        ToolCall::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
-}
+crate::decode_by_hand!(ToolCall, |f| ToolCall::from_value(f.0));
 
 impl ToolCall {
     /// The call as serialised.

@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{About, AnyTool, Subject, Tool, ToolContext, ToolError, ToolGroup, ToolOutput, Toolsets};
@@ -26,11 +26,7 @@ pub enum EditTarget {
     Artifact { id: String, title: String },
 }
 
-impl<'de> Deserialize<'de> for EditTarget {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<EditTarget, D::Error> {
-        EditTarget::from_value(&Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
-    }
-}
+crate::decode_by_hand!(EditTarget, |f| EditTarget::from_value(f.0));
 
 impl EditTarget {
     /// The target as serialised.
