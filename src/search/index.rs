@@ -298,7 +298,7 @@ impl Index {
                 None => self.hit(slot, score, &doc_runs),
                 Some(passage) => {
                     let doc = &self.docs[slot as usize].as_ref()?.doc;
-                    let at = meaning::passages(&doc.body).get(passage as usize).copied();
+                    let at = meaning::passages(&doc.body).nth(passage as usize);
                     Some(Hit { by_meaning: true, ..hit_at(doc, score, at, 0) })
                 }
             })
@@ -335,11 +335,8 @@ impl Index {
     /// the title before it).
     pub fn passage_texts(&self, key: &str) -> Option<Vec<String>> {
         let doc = &self.docs[*self.slots.get(key)? as usize].as_ref()?.doc;
-        let mut texts: Vec<String> = meaning::passages(&doc.body)
-            .into_iter()
-            .take(meaning::MAX_PASSAGES)
-            .map(|(a, b)| doc.body[a..b].to_owned())
-            .collect();
+        let mut texts: Vec<String> =
+            meaning::passages(&doc.body).take(meaning::MAX_PASSAGES).map(|(a, b)| doc.body[a..b].to_owned()).collect();
         match texts.first_mut() {
             Some(first) => first.insert_str(0, &format!("{}\n", doc.title)),
             None => texts.push(doc.title.clone()),

@@ -18,15 +18,19 @@ pub const MAX_PASSAGES: usize = 64;
 /// score is the sum of `1 / (K + rank)` over the lists it is in.
 const K: f64 = 60.0;
 
-/// The passages of `body`, as byte ranges that tile it.
-pub fn passages(body: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+/// The passages of `body`, as byte ranges that tile it, cut as they are
+/// asked for (a hit needs one passage, the embedder the first few).
+pub fn passages(body: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut start = 0;
-    while start < body.len() {
+    std::iter::from_fn(move || {
+        if start >= body.len() {
+            return None;
+        }
         let rest = &body[start..];
         let Some((hard, _)) = rest.char_indices().nth(PASSAGE_CHARS) else {
-            out.push((start, body.len()));
-            break;
+            let last = (start, body.len());
+            start = body.len();
+            return Some(last);
         };
         // The last line or sentence end after two thirds of the passage.
         let soft = rest.char_indices().nth(PASSAGE_CHARS * 2 / 3).map_or(0, |(i, _)| i);
@@ -35,10 +39,10 @@ pub fn passages(body: &str) -> Vec<(usize, usize)> {
             .filter(|(_, c)| matches!(c, '\n' | '。' | '.' | '!' | '?' | '！' | '？' | '」'))
             .last()
             .map_or(hard, |(i, c)| soft + i + c.len_utf8());
-        out.push((start, start + end));
+        let passage = (start, start + end);
         start += end;
-    }
-    out
+        Some(passage)
+    })
 }
 
 /// What the meaning ranking found: documents by key with their closest

@@ -217,7 +217,7 @@ fn utf16_lengths_from_bytes_match_the_encoders() {
 fn passages_tile_the_text_and_end_at_a_line_or_sentence() {
     for body in ["", "短い。", &"雨が降っていた。".repeat(200), &"x".repeat(2000), &"Line one.\nLine two! ".repeat(90)]
     {
-        let cut = meaning::passages(body);
+        let cut: Vec<_> = meaning::passages(body).collect();
         // Whole, in order, no gaps, each within the size.
         assert_eq!(cut.first().map_or(0, |p| p.0), 0);
         assert_eq!(cut.last().map_or(0, |p| p.1), body.len());
@@ -225,8 +225,8 @@ fn passages_tile_the_text_and_end_at_a_line_or_sentence() {
         assert!(cut.iter().all(|(a, b)| body[*a..*b].chars().count() <= meaning::PASSAGE_CHARS));
     }
     let novel = "雨が降っていた。".repeat(200);
-    assert!(meaning::passages(&novel).iter().all(|(_, b)| novel[..*b].ends_with('。')), "cut after a sentence");
-    assert_eq!(meaning::passages(&"x".repeat(2000)).len(), 5, "no sentence end: cut at the size");
+    assert!(meaning::passages(&novel).all(|(_, b)| novel[..b].ends_with('。')), "cut after a sentence");
+    assert_eq!(meaning::passages(&"x".repeat(2000)).count(), 5, "no sentence end: cut at the size");
 }
 
 #[test]

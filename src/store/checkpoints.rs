@@ -145,7 +145,7 @@ impl<S: GraphState> StoreCheckpointer<S> {
                 state: S::decode(f.need("state")?)?,
                 next: f.opt_text("next")?,
                 interrupt: f.get("interrupt", false)?.cloned(),
-                created_at: f.need("createdAt")?.as_f64().ok_or("`createdAt` must be a number")?,
+                created_at: f.float("createdAt")?,
             })
         };
         read().map_err(CheckpointError::Codec)

@@ -391,3 +391,107 @@ impl ArtifactSnippet {
                             "lifecycle": lifecycle })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::store::{Receipt, ReceiptOutcome};
+
+    fn back<T: Serialize + serde::de::DeserializeOwned>(record: &T) -> T {
+        crate::json::from_value(serde_json::to_value(record).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn every_record_reads_back_as_written_and_a_wrong_field_is_named() {
+        let artifact = SessionArtifact {
+            id: "a1".into(),
+            session_id: "s1".into(),
+            kind: ArtifactType::ProjectData,
+            title: "t".into(),
+            content: "c".into(),
+            is_active: true,
+            created_at: 1.0,
+            updated_at: 2.0,
+            lifecycle: Lifecycle::AppendOnly,
+        };
+        assert_eq!(back(&artifact), artifact);
+        let section = ManuscriptSection {
+            id: "c1".into(),
+            project_id: "p1".into(),
+            parent_id: Some("c0".into()),
+            title: "第一章".into(),
+            order: 1.5,
+            content: "本文".into(),
+            created_at: 1.0,
+            updated_at: 2.0,
+        };
+        assert_eq!(back(&section), section);
+        let plot = PlotItem {
+            id: "i1".into(),
+            project_id: "p1".into(),
+            parent_id: None,
+            title: "t".into(),
+            summary: "s".into(),
+            order: 0.0,
+            created_at: 1.0,
+            updated_at: 2.0,
+        };
+        assert_eq!(back(&plot), plot);
+        let project =
+            Project { id: "p1".into(), title: "t".into(), description: "d".into(), created_at: 1.0, updated_at: 2.0 };
+        assert_eq!(back(&project), project);
+        let memory = Memory {
+            id: "m1".into(),
+            date: "2026-12-03".into(),
+            summary: "s".into(),
+            tags: vec!["x".into()],
+            created_at: 1.0,
+        };
+        assert_eq!(back(&memory), memory);
+        let session = SessionInfo { id: "s1".into(), title: "t".into(), created_at: 1.0, updated_at: 2.0 };
+        assert_eq!(back(&session), session);
+        let entry = TranscriptEntry {
+            id: "e1".into(),
+            session_id: "s1".into(),
+            role: Speaker::Agent,
+            text: "x".into(),
+            status: Some("completed".into()),
+            created_at: 1.0,
+        };
+        assert_eq!(back(&entry), entry);
+        let revision = Revision {
+            id: "r1".into(),
+            store: "manuscripts".into(),
+            record_id: "c1".into(),
+            before: Some(json!({"id": "c1"})),
+            origin: "agent".into(),
+            reason: "edit_manuscript".into(),
+            created_at: 1.0,
+            after: Some("f".into()),
+            group: None,
+        };
+        assert_eq!(back(&revision), revision);
+        let receipt = Receipt::new("s1", "3:c1", ReceiptOutcome::Started, "r");
+        assert_eq!(back(&receipt), receipt);
+        // Optional fields may be absent; a required one missing or mistyped is named.
+        let bare: Project =
+            crate::json::from_value(json!({"id": "p", "title": "t", "createdAt": 1, "updatedAt": 1})).unwrap();
+        assert_eq!(bare.description, "");
+        let mut wrong = serde_json::to_value(&artifact).unwrap();
+        wrong["isActive"] = json!("yes");
+        let err = crate::json::from_value::<SessionArtifact>(wrong).unwrap_err().to_string();
+        assert!(err.contains("isActive"), "{err}");
+        let err = crate::json::from_value::<ManuscriptSection>(json!({"id": "c", "projectId": "p", "title": "t"}))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("order"), "{err}");
+        let err = crate::json::from_value::<TranscriptEntry>(
+            json!({"id": "e", "sessionId": "s", "role": "wizard", "text": "x", "createdAt": 1}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("wizard"), "{err}");
+    }
+}
