@@ -36,8 +36,7 @@ pub fn passages(body: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
         let soft = rest.char_indices().nth(PASSAGE_CHARS * 2 / 3).map_or(0, |(i, _)| i);
         let end = rest[soft..hard]
             .char_indices()
-            .filter(|(_, c)| matches!(c, '\n' | '。' | '.' | '!' | '?' | '！' | '？' | '」'))
-            .last()
+            .rfind(|(_, c)| matches!(c, '\n' | '。' | '.' | '!' | '?' | '！' | '？' | '」'))
             .map_or(hard, |(i, c)| soft + i + c.len_utf8());
         let passage = (start, start + end);
         start += end;
